@@ -1,0 +1,1 @@
+"""Helpers shared by the compatibility suites (probe, requirement gates, expectations, perf)."""

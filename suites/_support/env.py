@@ -1,0 +1,74 @@
+"""The probed environment of this session, computed once and shared by every helper.
+
+Everything here is derived from :func:`probe.collect` so that there is one probe
+implementation; nothing in this module calls an API that raises on a CPU-only build.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from _support import probe
+
+
+@dataclass(frozen=True)
+class Env:
+    info: dict[str, Any]
+    backend: str
+    build: str
+    torch_version: tuple[int, ...]
+    torch_base: str
+    accelerator: str | None  # "cuda" (also ROCm) | "xpu" | None
+    device_type: str  # torch device type the suites run on
+    device_label: str
+    capability: tuple[int, int] | None  # CUDA compute capability (NVIDIA only)
+    arch: str | None  # ROCm gfx arch
+    cuda_runtime: tuple[int, ...] | None
+    hip_runtime: tuple[int, ...] | None
+    cusparselt: int | None
+
+    @property
+    def is_nvidia(self) -> bool:
+        return self.accelerator == "cuda" and self.build == "cuda"
+
+    @property
+    def is_rocm(self) -> bool:
+        return self.accelerator == "cuda" and self.build == "rocm"
+
+    @property
+    def is_xpu(self) -> bool:
+        return self.accelerator == "xpu"
+
+    @property
+    def device_class(self) -> str:
+        """``cpu`` or ``accelerator``: selects per-device-class thresholds."""
+        return "cpu" if self.accelerator is None else "accelerator"
+
+
+@functools.cache
+def get() -> Env:
+    """Probe once per process (each xdist worker is a process) and cache the result."""
+    info = probe.collect()
+    acc = info["accelerator"]["type"] if info["accelerator"]["available"] else None
+    devs = info.get("devices") or []
+    cap = None
+    if acc == "cuda" and info["build"] == "cuda" and devs and devs[0].get("capability"):
+        major, minor = devs[0]["capability"].split(".")
+        cap = (int(major), int(minor))
+    return Env(
+        info=info,
+        backend=probe.backend_id(info),
+        build=info["build"],
+        torch_version=probe.version_tuple(info["torch"]["base_version"]) or (0,),
+        torch_base=info["torch"]["base_version"] or "unknown",
+        accelerator=acc,
+        device_type=acc or "cpu",
+        device_label=probe.device_label(info),
+        capability=cap,
+        arch=devs[0].get("arch") if devs and acc == "cuda" else None,
+        cuda_runtime=probe.version_tuple(info["runtime"]["cuda"]),
+        hip_runtime=probe.version_tuple(info["runtime"]["hip"]),
+        cusparselt=info["runtime"]["cusparselt"],
+    )

@@ -1,0 +1,262 @@
+"""Backend probe shared by the suites and usable as a standalone script.
+
+``python suites/_support/probe.py`` prints one JSON object describing the torch build,
+the runtime libraries and the devices, and always exits 0: every failure is recorded
+in ``errors`` instead of raised. Only torch and the standard library are imported, and
+nothing is called that raises on a CPU-only build (``torch.cuda.get_device_capability``,
+``torch.cuda.is_current_stream_capturing`` ...) unless a device of that kind exists.
+
+conftest.py imports this module and calls :func:`collect` once per session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+BACKEND_ENV = "COMPAT_BACKEND"
+
+
+def _err(errors: list[str], where: str, exc: BaseException) -> None:
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    errors.append(f"{where}: {type(exc).__name__}: {first}"[:500])
+
+
+def version_tuple(text: str | None) -> tuple[int, ...] | None:
+    """``"2.13.0+cpu"`` -> ``(2, 13, 0)``; ``"12.4"`` -> ``(12, 4)``; None if unparsable."""
+    if not text:
+        return None
+    m = re.match(r"(\d+(?:\.\d+)*)", str(text))
+    if not m:
+        return None
+    return tuple(int(p) for p in m.group(1).split("."))
+
+
+def torch_info(torch: Any) -> dict[str, Any]:
+    """Version fields of the imported torch module."""
+    full = str(getattr(torch, "__version__", ""))
+    base, _, local = full.partition("+")
+    return {
+        "version": full,
+        "base_version": base,
+        "local_tag": local or None,
+        "git_version": getattr(getattr(torch, "version", None), "git_version", None),
+    }
+
+
+def build_kind(torch: Any) -> str:
+    """What the torch build targets: ``rocm``, ``cuda``, ``xpu`` or ``cpu``."""
+    v = getattr(torch, "version", None)
+    if getattr(v, "hip", None):
+        return "rocm"
+    if getattr(v, "cuda", None):
+        return "cuda"
+    if getattr(v, "xpu", None):
+        return "xpu"
+    return "cpu"
+
+
+def derive_backend(local_tag: str | None, build: str, cuda_version: str | None) -> str:
+    """Backend id from the wheel's local version tag, falling back to the build kind."""
+    if local_tag:
+        tag = local_tag.lower()
+        if tag in ("cpu", "xpu"):
+            return tag
+        if re.fullmatch(r"cu\d+", tag):
+            return tag
+        if tag.startswith("rocm"):
+            return "rocm"
+    if build == "cuda" and cuda_version:
+        digits = "".join(str(p) for p in (version_tuple(cuda_version) or ())[:2])
+        return f"cu{digits}" if digits else "cuda"
+    return build
+
+
+def backend_id(info: dict[str, Any]) -> str:
+    """``COMPAT_BACKEND`` if set (the harness sets it), else the derived backend."""
+    return os.environ.get(BACKEND_ENV) or info.get("backend") or "cpu"
+
+
+def runtime_info(torch: Any, errors: list[str]) -> dict[str, Any]:
+    v = getattr(torch, "version", None)
+    out: dict[str, Any] = {
+        "cuda": getattr(v, "cuda", None),
+        "hip": getattr(v, "hip", None),
+        "xpu": getattr(v, "xpu", None),
+        "cudnn": None,
+        "cusparselt": None,
+    }
+    try:
+        out["cudnn"] = torch.backends.cudnn.version() if out["cuda"] or out["hip"] else None
+    except Exception as e:  # noqa: BLE001 - best effort
+        _err(errors, "runtime.cudnn", e)
+    try:
+        cslt = getattr(torch.backends, "cusparselt", None)
+        out["cusparselt"] = cslt.version() if cslt is not None and cslt.is_available() else None
+    except Exception as e:  # noqa: BLE001
+        _err(errors, "runtime.cusparselt", e)
+    return out
+
+
+def accelerator_info(torch: Any, errors: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"available": False, "type": None, "count": 0}
+    try:
+        acc_mod = getattr(torch, "accelerator", None)
+        if acc_mod is not None and hasattr(acc_mod, "current_accelerator"):
+            acc = acc_mod.current_accelerator()
+            if acc is not None:
+                out["type"] = acc.type
+                out["count"] = int(acc_mod.device_count())
+        else:  # torch < 2.6: no torch.accelerator
+            if torch.cuda.is_available():
+                out["type"], out["count"] = "cuda", torch.cuda.device_count()
+            elif hasattr(torch, "xpu") and torch.xpu.is_available():
+                out["type"], out["count"] = "xpu", torch.xpu.device_count()
+        out["available"] = out["type"] is not None and out["count"] > 0
+    except Exception as e:  # noqa: BLE001
+        _err(errors, "accelerator", e)
+    return out
+
+
+def devices_info(torch: Any, acc_type: str | None, build: str, errors: list[str]) -> list[dict[str, Any]]:
+    devices: list[dict[str, Any]] = []
+    try:
+        if acc_type == "cuda":
+            for i in range(torch.cuda.device_count()):
+                p = torch.cuda.get_device_properties(i)
+                arch = getattr(p, "gcnArchName", None) if build == "rocm" else None
+                devices.append(
+                    {
+                        "index": i,
+                        "name": p.name,
+                        "capability": None if build == "rocm" else f"{p.major}.{p.minor}",
+                        "arch": arch.split(":")[0] if arch else None,
+                        "total_memory": int(p.total_memory),
+                    }
+                )
+        elif acc_type == "xpu":
+            for i in range(torch.xpu.device_count()):
+                p = torch.xpu.get_device_properties(i)
+                devices.append(
+                    {
+                        "index": i,
+                        "name": p.name,
+                        "capability": None,
+                        "arch": None,
+                        "total_memory": int(getattr(p, "total_memory", 0)),
+                    }
+                )
+    except Exception as e:  # noqa: BLE001
+        _err(errors, "devices", e)
+    return devices
+
+
+def driver_version(torch: Any, build: str, acc_type: str | None, errors: list[str]) -> str | None:
+    """Best effort, 10 s timeout: nvidia-smi, the amdgpu module, or the XPU driver property."""
+    try:
+        smi = shutil.which("nvidia-smi")
+        if smi and build != "rocm":
+            r = subprocess.run(
+                [smi, "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+            lines = [ln.strip() for ln in r.stdout.splitlines() if ln.strip()]
+            if r.returncode == 0 and lines:
+                return lines[0]
+        amd = "/sys/module/amdgpu/version"
+        if os.path.exists(amd):
+            with open(amd, encoding="utf-8") as fh:
+                text = fh.read().strip()
+            if text:
+                return text
+        if acc_type == "xpu":
+            drv = getattr(torch.xpu.get_device_properties(0), "driver_version", None)
+            return str(drv) if drv else None
+    except Exception as e:  # noqa: BLE001
+        _err(errors, "driver", e)
+    return None
+
+
+def cpu_info() -> dict[str, Any]:
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"model": model or platform.processor() or platform.machine(), "cores": os.cpu_count() or 0}
+
+
+def collect() -> dict[str, Any]:
+    """Probe everything; never raises. Keys are the contract of the suites (README)."""
+    errors: list[str] = []
+    info: dict[str, Any] = {
+        "torch": {"version": None, "base_version": None, "local_tag": None, "git_version": None},
+        "python": platform.python_version(),
+        "build": "cpu",
+        "backend": os.environ.get(BACKEND_ENV) or "cpu",
+        "runtime": {"cuda": None, "hip": None, "xpu": None, "cudnn": None, "cusparselt": None},
+        "accelerator": {"available": False, "type": None, "count": 0},
+        "devices": [],
+        "driver": None,
+        "cpu": {"model": "", "cores": 0},
+        "platform": "",
+        "errors": errors,
+    }
+    try:
+        info["platform"] = platform.platform()
+        info["cpu"] = cpu_info()
+    except Exception as e:  # noqa: BLE001
+        _err(errors, "platform", e)
+    try:
+        import torch
+    except BaseException as e:  # noqa: BLE001 - a broken torch must still give JSON
+        _err(errors, "import torch", e)
+        return info
+    try:
+        info["torch"] = torch_info(torch)
+        info["build"] = build_kind(torch)
+        info["runtime"] = runtime_info(torch, errors)
+        info["backend"] = os.environ.get(BACKEND_ENV) or derive_backend(
+            info["torch"]["local_tag"], info["build"], info["runtime"]["cuda"]
+        )
+        info["accelerator"] = accelerator_info(torch, errors)
+        info["devices"] = devices_info(torch, info["accelerator"]["type"], info["build"], errors)
+        info["driver"] = driver_version(torch, info["build"], info["accelerator"]["type"], errors)
+    except BaseException as e:  # noqa: BLE001
+        _err(errors, "probe", e)
+    return info
+
+
+def device_label(info: dict[str, Any]) -> str:
+    """Human name of the device the suites run on: ``cpu``, ``NVIDIA H200``, ``AMD ... (gfx942)``."""
+    devs = info.get("devices") or []
+    if not info.get("accelerator", {}).get("available") or not devs:
+        return "cpu"
+    d = devs[0]
+    return f"{d['name']} ({d['arch']})" if d.get("arch") else str(d["name"])
+
+
+def main() -> int:
+    try:
+        info = collect()
+    except BaseException as e:  # noqa: BLE001 - collect() should not raise; belt and braces
+        info = {"errors": [f"probe: {type(e).__name__}: {e}"]}
+    sys.stdout.write(json.dumps(info, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Requirement gates that skip with a class tag the harness understands.
+
+Every skip reason starts with exactly one tag:
+
+* ``[unsupported]``  this backend or torch build lacks the feature (a compatibility fact);
+* ``[hardware]``     the test needs a device or capability that is absent here;
+* ``[dependency]``   an optional package is missing.
+
+Known issues are not skips: they come from ``expectations/<backend>.toml`` and are
+applied by conftest as non-strict xfails tagged ``[known-issue <link>]``.
+
+Use a :class:`Requirement` as a decorator through :func:`requires`, or imperatively
+inside a test body through :func:`need` (for gates that depend on parameters)::
+
+    @requires(torch_at_least("2.12", "torch.accelerator.Graph"), accelerator("cuda", "xpu"))
+    def test_x(device): ...
+
+    def test_y(device, backend):
+        need(cusparselt_backend())
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import NoReturn
+
+import pytest
+
+from _support import env as _env
+
+UNSUPPORTED = "unsupported"
+HARDWARE = "hardware"
+DEPENDENCY = "dependency"
+TAGS = (UNSUPPORTED, HARDWARE, DEPENDENCY)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    ok: bool
+    tag: str
+    reason: str
+
+    @property
+    def skip_reason(self) -> str:
+        return f"[{self.tag}] {self.reason}"
+
+
+def _fmt(v: tuple[int, ...] | None) -> str:
+    return ".".join(str(p) for p in v) if v else "none"
+
+
+def _here() -> str:
+    e = _env.get()
+    return f"backend {e.backend}, device {e.device_label}"
+
+
+def skip(tag: str, reason: str) -> NoReturn:
+    """Skip the running test with a class tag."""
+    if tag not in TAGS:
+        raise ValueError(f"unknown skip class {tag!r}; use one of {TAGS}")
+    pytest.skip(f"[{tag}] {reason}")
+
+
+def skip_unsupported(reason: str) -> NoReturn:
+    skip(UNSUPPORTED, reason)
+
+
+def skip_hardware(reason: str) -> NoReturn:
+    skip(HARDWARE, reason)
+
+
+def skip_dependency(reason: str) -> NoReturn:
+    skip(DEPENDENCY, reason)
+
+
+def requires(*reqs: Requirement) -> pytest.MarkDecorator:
+    """A skipif mark carrying the first unmet requirement's tagged reason."""
+    for r in reqs:
+        if not r.ok:
+            return pytest.mark.skipif(True, reason=r.skip_reason)
+    return pytest.mark.skipif(False, reason="all requirements met")
+
+
+def need(*reqs: Requirement) -> None:
+    """Imperative form of :func:`requires` for use inside a test body."""
+    for r in reqs:
+        if not r.ok:
+            pytest.skip(r.skip_reason)
+
+
+# ---------------------------------------------------------------- requirement constructors
+def torch_at_least(version: str, what: str) -> Requirement:
+    """``[unsupported] <what> needs torch>=2.12 (found 2.11.0)``."""
+    e = _env.get()
+    want = tuple(int(p) for p in version.split("."))
+    have = e.torch_version[: len(want)]
+    return Requirement(have >= want, UNSUPPORTED, f"{what} needs torch>={version} (found {e.torch_base})")
+
+
+def accelerator(*kinds: str, what: str = "this test") -> Requirement:
+    """A device of one of ``kinds`` (torch device types: ``cuda`` covers ROCm, ``xpu``)."""
+    e = _env.get()
+    names = " or ".join(k.upper() if k != "cuda" else "CUDA/ROCm" for k in kinds)
+    return Requirement(
+        e.accelerator in kinds,
+        HARDWARE,
+        f"{what} needs {'an' if names[0] in 'AEIOUX' else 'a'} {names} device; none is available here ({_here()})",
+    )
+
+
+def any_accelerator(what: str = "this test") -> Requirement:
+    e = _env.get()
+    return Requirement(
+        e.accelerator is not None, HARDWARE, f"{what} needs an accelerator device; none is available ({_here()})"
+    )
+
+
+def nvidia_gpu(what: str = "this test") -> Requirement:
+    """An NVIDIA CUDA device: no device is [hardware], a ROCm device is [unsupported]."""
+    e = _env.get()
+    if e.is_rocm:
+        return Requirement(False, UNSUPPORTED, f"{what} is CUDA-only and not available on ROCm ({_here()})")
+    return Requirement(e.is_nvidia, HARDWARE, f"{what} needs an NVIDIA CUDA device; none is available ({_here()})")
+
+
+def cuda_runtime_at_least(version: str, what: str) -> Requirement:
+    e = _env.get()
+    want = tuple(int(p) for p in version.split("."))
+    ok = e.cuda_runtime is not None and e.cuda_runtime[: len(want)] >= want
+    return Requirement(ok, UNSUPPORTED, f"{what} needs CUDA runtime>={version} (found {_fmt(e.cuda_runtime)})")
+
+
+def module(name: str, install_hint: str | None = None) -> Requirement:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    hint = f" (install: {install_hint})" if install_hint else ""
+    return Requirement(found, DEPENDENCY, f"optional package {name!r} is not installed{hint}")
+
+
+def attribute(obj: object, dotted: str, what: str) -> Requirement:
+    """An API attribute exists in this torch build (a missing one is [unsupported])."""
+    cur: object = obj
+    for part in dotted.split("."):
+        if not hasattr(cur, part):
+            return Requirement(False, UNSUPPORTED, f"{what}: this torch build has no {dotted}")
+        cur = getattr(cur, part)
+    return Requirement(True, UNSUPPORTED, "")
+
+
+def fact(ok: bool, tag: str, reason: str) -> Requirement:
+    """Any other condition, with an explicit class tag."""
+    if tag not in TAGS:
+        raise ValueError(f"unknown skip class {tag!r}; use one of {TAGS}")
+    return Requirement(bool(ok), tag, reason)

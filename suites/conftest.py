@@ -1,0 +1,225 @@
+"""Common machinery of the compatibility suites.
+
+* probes the backend once per session (``_support.probe``, shared with the standalone script);
+* ``device`` / ``backend`` / ``compat_env`` fixtures: one test body for every backend;
+* records ``feature``, ``backend`` and ``device`` properties on every test;
+* applies ``expectations/<backend>.toml`` known issues as non-strict xfails;
+* a soft per-test timeout (``COMPAT_TEST_TIMEOUT``, ``@pytest.mark.timeout(s)``);
+* blocks network access in every test;
+* isolates the Inductor cache per session.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SUITES_DIR = Path(__file__).resolve().parent
+if str(SUITES_DIR) not in sys.path:  # pytest.ini has pythonpath = . ; this covers -c/--rootdir runs too
+    sys.path.insert(0, str(SUITES_DIR))
+
+from _support import env as compat_env_mod  # noqa: E402
+from _support import expectations  # noqa: E402
+
+EXPECTATIONS_DIR = SUITES_DIR / "expectations"
+DEFAULT_TIMEOUT_S = 300.0
+NETWORK_ERROR = "network access is disabled in the suites"
+
+
+# ---------------------------------------------------------------- session setup
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "perf: performance test; records figures, asserts at most a floor")
+    config.addinivalue_line("markers", "timeout(seconds): per-test soft timeout (default $COMPAT_TEST_TIMEOUT or 300)")
+    if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        # per process (each xdist worker is one): never share a compile cache between runs
+        cache = tempfile.mkdtemp(prefix="compat-inductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+        config._compat_inductor_cache = cache  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = getattr(config, "_compat_inductor_cache", None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    e = compat_env_mod.get()
+    t = e.info["torch"]
+    rt = e.info["runtime"]
+    return [
+        f"compat: backend={e.backend} build={e.build} torch={t['version']} device={e.device_label}",
+        f"compat: cuda={rt['cuda']} hip={rt['hip']} xpu={rt['xpu']} cusparselt={rt['cusparselt']}"
+        + (f" probe-errors={e.info['errors']}" if e.info["errors"] else ""),
+    ]
+
+
+# ---------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def compat_env() -> compat_env_mod.Env:
+    """The probed environment (backend id, build, device, capability, versions)."""
+    return compat_env_mod.get()
+
+
+@pytest.fixture(scope="session")
+def backend(compat_env: compat_env_mod.Env) -> str:
+    return compat_env.backend
+
+
+@pytest.fixture(scope="session")
+def device(compat_env: compat_env_mod.Env) -> Any:
+    """The device every test body runs on: the accelerator if present, else the CPU."""
+    import torch
+
+    return torch.device(compat_env.device_type)
+
+
+def feature_of(path: Path) -> str:
+    """The feature id of a test file: its top-level folder under suites/."""
+    try:
+        return Path(path).resolve().relative_to(SUITES_DIR).parts[0]
+    except (ValueError, IndexError):
+        return "unknown"
+
+
+def suite_node_id(item: pytest.Item) -> str:
+    """``graphs/test_graph_api.py::test_x[...]`` whatever the rootdir of this run."""
+    try:
+        rel = Path(item.path).resolve().relative_to(SUITES_DIR).as_posix()
+    except ValueError:
+        return item.nodeid
+    _, sep, rest = item.nodeid.partition("::")
+    return f"{rel}{sep}{rest}"
+
+
+@pytest.fixture(autouse=True)
+def _compat_properties(request: pytest.FixtureRequest, record_property: Any, compat_env: compat_env_mod.Env) -> None:
+    record_property("feature", feature_of(request.node.path))
+    record_property("backend", compat_env.backend)
+    record_property("device", compat_env.device_label)
+
+
+@pytest.fixture(autouse=True)
+def _seed() -> None:
+    import torch
+
+    torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test runs offline: any non-AF_UNIX connection or name lookup raises."""
+
+    def _allowed(sock: socket.socket) -> bool:
+        return getattr(socket, "AF_UNIX", None) is not None and sock.family == socket.AF_UNIX
+
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        if _allowed(self):
+            return real_connect(self, address)
+        raise RuntimeError(f"{NETWORK_ERROR} (connect to {address!r})")
+
+    def connect_ex(self: socket.socket, address: Any) -> Any:
+        if _allowed(self):
+            return real_connect_ex(self, address)
+        raise RuntimeError(f"{NETWORK_ERROR} (connect_ex to {address!r})")
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{NETWORK_ERROR} (getaddrinfo {host!r})")
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{NETWORK_ERROR} (create_connection to {address!r})")
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket, "create_connection", create_connection)
+    yield
+
+
+# ---------------------------------------------------------------- soft timeout
+class Timeout(Exception):  # noqa: N818 - the name is the message prefix the harness reads
+    """Raised in the test's thread when its time budget is spent."""
+
+
+Timeout.__module__ = "builtins"  # so reports read "Timeout: test exceeded 300 s"
+
+
+def _timeout_for(item: pytest.Item) -> float:
+    mark = item.get_closest_marker("timeout")
+    if mark is not None:
+        value = mark.args[0] if mark.args else mark.kwargs.get("seconds")
+        return float(value)
+    raw = os.environ.get("COMPAT_TEST_TIMEOUT", "")
+    try:
+        return float(raw) if raw.strip() else DEFAULT_TIMEOUT_S
+    except ValueError:
+        return DEFAULT_TIMEOUT_S
+
+
+def _can_alarm() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    seconds = _timeout_for(item)
+    if seconds > 0 and _can_alarm():
+
+        def _expired(signum: int, frame: Any) -> None:
+            raise Timeout(f"test exceeded {seconds:g} s")
+
+        item._compat_prev_handler = signal.signal(signal.SIGALRM, _expired)  # type: ignore[attr-defined]
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    yield
+    if hasattr(item, "_compat_prev_handler"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, item._compat_prev_handler)
+        del item._compat_prev_handler
+
+
+# ---------------------------------------------------------------- expectations (known issues)
+class ExpectationsFile(pytest.File):
+    """Validates an expectations file at collection time: a malformed one is a collection error."""
+
+    def collect(self) -> list[pytest.Item]:
+        try:
+            expectations.parse(self.path)
+        except expectations.ExpectationsError as e:
+            raise self.CollectError(str(e)) from None
+        return []
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".toml" and file_path.resolve().parent == EXPECTATIONS_DIR:
+        return ExpectationsFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    backend_id = compat_env_mod.get().backend
+    try:
+        known = expectations.load(EXPECTATIONS_DIR, backend_id)
+    except expectations.ExpectationsError as e:
+        raise pytest.UsageError(f"malformed expectations file: {e}") from None
+    for item in items:
+        node = suite_node_id(item)
+        for issue in expectations.match(known, node):
+            item.add_marker(pytest.mark.xfail(strict=False, reason=issue.xfail_reason))
