@@ -1,0 +1,216 @@
+"""pytest plugin writing a cell's incremental records (imports only pytest and the stdlib).
+
+Enabled when COMPAT_CELL_DIR is set. It writes into that directory:
+- collected.json: the planned test ids and their feature, at the end of collection;
+- events.jsonl: one JSON object per line, flushed as it happens (start, each phase
+  report, finish, session start/finish), so a crash still says which test was running;
+- faults-<worker>.log: faulthandler output, naming the fatal signal of a crashed process;
+It also adds `nodeid` and `feature` to every test's JUnit properties, and runs a hard
+watchdog (COMPAT_HARD_TIMEOUT seconds per test) that records a timeout event and ends a
+process stuck in native code; under pytest-xdist that costs one test, not the run.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import threading
+import time
+
+import pytest
+
+CELL_DIR_ENV = "COMPAT_CELL_DIR"
+HARD_TIMEOUT_ENV = "COMPAT_HARD_TIMEOUT"
+TIMEOUT_EXIT_CODE = 124
+_TEXT_HEAD = 4_000
+_TEXT_TAIL = 28_000
+
+
+def _trim(text: str | None) -> str | None:
+    if text is None or len(text) <= _TEXT_HEAD + _TEXT_TAIL:
+        return text
+    cut = len(text) - _TEXT_HEAD - _TEXT_TAIL
+    return f"{text[:_TEXT_HEAD]}\n... [{cut} characters trimmed] ...\n{text[-_TEXT_TAIL:]}"
+
+
+def _append_line(path: str, record: dict) -> None:
+    """Append one JSON line with O_APPEND so controller and workers never interleave."""
+    data = (json.dumps(record, default=str) + "\n").encode("utf-8", "replace")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _feature_of(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("feature")
+    if marker and marker.args:
+        return str(marker.args[0])
+    first = item.nodeid.split("::", 1)[0].split("/", 1)
+    return first[0] if len(first) > 1 else ""
+
+
+def _crash_message(report: pytest.TestReport) -> str | None:
+    longrepr = report.longrepr
+    if longrepr is None:
+        return None
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return str(crash.message)
+    text = str(longrepr).strip().splitlines()
+    return text[-1] if text else None
+
+
+def _worker_of(report: pytest.TestReport) -> str | None:
+    gateway = getattr(getattr(report, "node", None), "gateway", None)
+    return getattr(gateway, "id", None)
+
+
+class CellRecorder:
+    def __init__(self, config: pytest.Config, cell_dir: str) -> None:
+        self.config = config
+        self.cell_dir = cell_dir
+        self.events_path = os.path.join(cell_dir, "events.jsonl")
+        workerinput = getattr(config, "workerinput", None)
+        self.worker = workerinput["workerid"] if workerinput else None
+        # The process that sees every report (the xdist controller, or plain pytest).
+        self.is_reporter = self.worker is None
+        self.runs_tests = not (config.getoption("dist", "no") != "no" and self.worker is None)
+        self.hard_timeout = float(os.environ.get(HARD_TIMEOUT_ENV, "0") or 0)
+        self.collect_errors: list[dict] = []
+        self._fault_file = None
+
+    # -- helpers -------------------------------------------------------------------
+    def event(self, kind: str, **fields: object) -> None:
+        record = {"event": kind, "time": time.time(), **fields}
+        if self.worker:
+            record["worker"] = self.worker
+        _append_line(self.events_path, record)
+
+    def enable_faulthandler(self) -> None:
+        name = self.worker or "main"
+        path = os.path.join(self.cell_dir, f"faults-{name}.log")
+        self._fault_file = open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+        faulthandler.enable(file=self._fault_file, all_threads=True)
+
+    def mark_fault_log(self, nodeid: str) -> None:
+        if self._fault_file is not None:
+            self._fault_file.write(f"compat-test-start: {nodeid}\n")
+            self._fault_file.flush()
+
+    # -- hooks ---------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # After every pytest_configure, so pytest's own faulthandler setup does not replace ours.
+        if self.runs_tests:
+            self.enable_faulthandler()
+        if self.is_reporter:
+            self.event("session_start", pid=os.getpid(), rootdir=str(session.config.rootpath))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors.append({"nodeid": report.nodeid, "message": _trim(str(report.longrepr))})
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        item.user_properties.append(("nodeid", item.nodeid))
+        item.user_properties.append(("feature", _feature_of(item)))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.worker not in (None, "gw0"):
+            return
+        if self.worker is None and not self.runs_tests:
+            return  # the xdist controller collects nothing; gw0 writes the list
+        tests = [
+            {"nodeid": item.nodeid, "feature": _feature_of(item), "path": str(item.path)} for item in session.items
+        ]
+        payload = {"count": len(tests), "tests": tests, "collect_errors": self.collect_errors}
+        path = os.path.join(self.cell_dir, "collected.json")
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, indent=1)
+        os.replace(tmp, path)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
+        self.mark_fault_log(item.nodeid)
+        timer = None
+        if self.hard_timeout > 0:
+            timer = threading.Timer(self.hard_timeout, self._hard_timeout, args=(item.nodeid,))
+            timer.daemon = True
+            timer.start()
+        try:
+            yield
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _hard_timeout(self, nodeid: str) -> None:
+        self.event("timeout", nodeid=nodeid, seconds=self.hard_timeout)
+        if self._fault_file is not None:
+            faulthandler.dump_traceback(file=self._fault_file, all_threads=True)
+        os._exit(TIMEOUT_EXIT_CODE)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
+        if self.is_reporter:
+            self.event("start", nodeid=nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self.is_reporter:
+            return
+        skip_reason = None
+        if report.skipped and isinstance(report.longrepr, tuple):
+            skip_reason = str(report.longrepr[2])
+        self.event(
+            "report",
+            nodeid=report.nodeid,
+            when=report.when,
+            outcome=report.outcome,
+            duration=round(getattr(report, "duration", 0.0) or 0.0, 6),
+            wasxfail=getattr(report, "wasxfail", None),
+            message=_trim(_crash_message(report)) if not report.passed else None,
+            longrepr=_trim(report.longreprtext) if report.failed else None,
+            skip_reason=skip_reason,
+            worker=_worker_of(report),
+            user_properties=[list(p) for p in getattr(report, "user_properties", [])]
+            if report.when == "call" or report.when == "setup"
+            else None,
+        )
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple) -> None:
+        if self.is_reporter:
+            self.event("finish", nodeid=nodeid)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_reporter:
+            self.event("session_finish", exitstatus=int(exitstatus))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini("compat_cell_dir", "directory for the cell's events and collected list")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "feature(id): the feature row this test belongs to")
+    cell_dir = os.environ.get(CELL_DIR_ENV) or config.getini("compat_cell_dir")
+    if not cell_dir:
+        return
+    os.makedirs(cell_dir, exist_ok=True)
+    recorder = CellRecorder(config, cell_dir)
+    config.pluginmanager.register(recorder, "compat_cell_recorder")
+
+
+def _pin_worker_device() -> None:
+    """On multi-GPU hosts each xdist worker sees one device (COMPAT_PIN_VAR, e.g.
+    CUDA_VISIBLE_DEVICES, set to one of COMPAT_PIN_DEVICES). Runs at import, before torch."""
+    var = os.environ.get("COMPAT_PIN_VAR")
+    devices = [d for d in os.environ.get("COMPAT_PIN_DEVICES", "").split(",") if d]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if var and devices and worker.startswith("gw") and worker[2:].isdigit():
+        os.environ[var] = devices[int(worker[2:]) % len(devices)]
+
+
+_pin_worker_device()

@@ -1,0 +1,61 @@
+"""Thin CLI: parse arguments, hand over to one verb module, map errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from harness import __version__, commands
+from harness.errors import HarnessError
+
+# The order verbs are listed in `harness --help`; any other module in harness/commands follows.
+VERB_ORDER = ("run", "merge", "report", "backends", "build", "plan", "diff", "gate", "badge", "publish")
+
+
+def _verbs() -> list[str]:
+    found = [m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")]
+    return [v for v in VERB_ORDER if v in found] + sorted(v for v in found if v not in VERB_ORDER)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Run the shared PyTorch feature suites per backend and publish the backend x feature matrix.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
+    for verb in _verbs():
+        module = importlib.import_module(f"harness.commands.{verb}")
+        verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
+        module.add_arguments(verb_parser)
+        verb_parser.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if not raw or (raw[0].startswith("-") and raw[0] not in ("-h", "--help", "--version", "--debug")):
+        raw = ["run", *raw]  # `harness` alone is the main job
+    if raw == ["--debug"]:
+        raw = ["--debug", "run"]
+    args = parser.parse_args(raw)
+    if getattr(args, "handler", None) is None:
+        args = parser.parse_args([*raw, "run"])
+    try:
+        return int(args.handler(args))
+    except HarnessError as err:
+        if args.debug or os.environ.get("HARNESS_DEBUG"):
+            raise
+        print(f"harness: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,53 @@
+"""`harness merge`: cell dirs from any number of runners -> matrix.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.errors import InputError
+from harness.matrix import merge_cell_dirs, write_matrix
+
+HELP = "merge cell dirs (or folders of them, e.g. downloaded artifacts) into matrix.json"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("cells", nargs="+", type=Path, help="cell dirs, or folders that contain cell dirs")
+    parser.add_argument(
+        "-o", "--output", type=Path, default=Path("matrix.json"), help="output file (default: matrix.json)"
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 4 when any input could not be read")
+
+
+def expand(paths: list[Path], depth: int = 3) -> list[Path]:
+    """A path with a manifest.json is a cell; otherwise look for cells below it."""
+    found: list[Path] = []
+    for path in paths:
+        if (path / "manifest.json").is_file() or not path.is_dir():
+            found.append(path)
+            continue
+        below = sorted(p.parent for p in path.glob("/".join(["*"] * 1) + "/manifest.json"))
+        for level in range(2, depth + 1):
+            if below:
+                break
+            below = sorted(p.parent for p in path.glob("/".join(["*"] * level) + "/manifest.json"))
+        found.extend(below or [path])
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    cells = expand(args.cells)
+    matrix = merge_cell_dirs(cells)
+    write_matrix(matrix, args.output)
+    for column in matrix["columns"]:
+        note = "NO DATA" if column["state"] == "no-data" else f"{sum(column['counts'].values())} tests"
+        print(f"{column['id']:<32} {column['backend']:<6} {note}", file=sys.stderr)
+    for problem in matrix["input_errors"]:
+        print(f"harness: warning: {problem['source']}: {problem['message']}", file=sys.stderr)
+    for note in matrix["notes"]:
+        print(f"harness: note: {note['cell']}: {note['note']}", file=sys.stderr)
+    print(f"wrote {args.output} ({len(matrix['columns'])} columns, {len(matrix['tests'])} tests)", file=sys.stderr)
+    if args.strict and matrix["input_errors"]:
+        raise InputError(f"{len(matrix['input_errors'])} input(s) could not be read")
+    return 0

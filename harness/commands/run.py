@@ -1,0 +1,106 @@
+"""`harness run`: run the suites into a new cell dir, merge it, print the matrix.
+
+With no arguments this is the main job: the local torch, natively. `--backend X` runs in
+that backend's container (see docs/containers.md); `--native` keeps it on this host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from harness.cell import CellStatus
+from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
+from harness.execute import CellOutcome, RunOptions, run_cell
+from harness.matrix import merge_cell_dirs, write_matrix
+from harness.outcomes import BAD
+from harness.registry import load_registry
+from harness.render.markdown import render_markdown
+
+HELP = "run the suites for one backend into a new cell dir and print the matrix"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend", choices=list(load_registry()), help="backend to run (default: the local torch, natively)"
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--native", action="store_true", help="run on this host, not in a container")
+    mode.add_argument("--container", action="store_true", help="run in the backend's image (default with --backend)")
+    parser.add_argument("--suites", type=Path, default=Path("suites"), help="suites directory (default: ./suites)")
+    parser.add_argument(
+        "--results-dir", type=Path, default=Path("results"), help="where cell dirs go (default: ./results)"
+    )
+    parser.add_argument("--cell-id", help="column id (default: <backend>-<host>); re-runs with the same id replace it")
+    parser.add_argument("--python", help="interpreter with torch for native runs (default: this one)")
+    parser.add_argument("--workers", default="auto", help="pytest-xdist workers: N or auto (one per device)")
+    parser.add_argument("--test-timeout", type=float, default=300.0, help="seconds per test (default 300)")
+    parser.add_argument("--cell-timeout", type=float, default=3600.0, help="seconds for the whole cell (default 3600)")
+    parser.add_argument("-k", dest="keyword", help="only tests matching this pytest -k expression")
+    parser.add_argument("-m", dest="markexpr", help="only tests matching this pytest -m expression")
+    parser.add_argument("--pytest-args", default="", help="extra pytest arguments, one shell-quoted string")
+    parser.add_argument("--image", help="container mode: use this image instead of building one")
+    parser.add_argument("--no-progress", action="store_true", help="do not print progress lines")
+    parser.add_argument("--quiet", action="store_true", help="do not print the matrix")
+
+
+def options_from(args: argparse.Namespace) -> RunOptions:
+    if not args.suites.is_dir():
+        raise UsageError(
+            f"suites directory {args.suites} not found", hint="run from the repository root or pass --suites"
+        )
+    extra: list[str] = []
+    if args.keyword:
+        extra += ["-k", args.keyword]
+    if args.markexpr:
+        extra += ["-m", args.markexpr]
+    extra += shlex.split(args.pytest_args)
+    return RunOptions(
+        suites_dir=args.suites,
+        results_dir=args.results_dir,
+        backend=args.backend,
+        cell_id=args.cell_id,
+        python=args.python,
+        workers=args.workers,
+        test_timeout=args.test_timeout,
+        cell_timeout=args.cell_timeout,
+        pytest_args=tuple(extra),
+        progress=not args.no_progress,
+    )
+
+
+def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
+    containerized = args.container or (args.backend is not None and not args.native)
+    if not containerized:
+        return run_cell(opts)
+    from harness import container  # Docker SDK only when a container is wanted
+
+    return container.run_containerized(opts, image=args.image)
+
+
+def run(args: argparse.Namespace) -> int:
+    opts = options_from(args)
+    outcome = launch(args, opts)
+    matrix = merge_cell_dirs([outcome.cell_dir])
+    out_dir = opts.results_dir
+    write_matrix(matrix, out_dir / "matrix.json")
+    summary = render_markdown(matrix)
+    (out_dir / "summary.md").write_text(summary, encoding="utf-8")
+    if not args.quiet:
+        print(summary)
+    print(
+        f"cell: {outcome.cell_dir}\nmatrix: {out_dir / 'matrix.json'}\nsummary: {out_dir / 'summary.md'}",
+        file=sys.stderr,
+    )
+    status = outcome.status
+    if status == CellStatus.INFRA_ERROR.value:
+        raise InfrastructureError(f"cell {outcome.manifest['cell_id']} is NO DATA: {outcome.manifest.get('error')}")
+    if status == CellStatus.TIMEOUT.value:
+        raise CellTimeoutError(f"{outcome.manifest.get('error')}; partial results in {outcome.cell_dir}")
+    column = matrix["columns"][0] if matrix["columns"] else {"counts": {}}
+    bad = sum(column["counts"].get(o.value, 0) for o in BAD)
+    if bad or status == CellStatus.CRASHED.value:
+        raise TestsFailedError(f"{bad} test(s) failed, errored, timed out or crashed; see the list above")
+    return 0

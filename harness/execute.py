@@ -1,0 +1,415 @@
+"""Run one cell: manifest first, probe and health gate, pytest with the cell plugin,
+then complete the manifest however the run ended (done, failed, timeout, Ctrl-C)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cell import CellDir, CellStatus, default_cell_id, new_manifest, redact_env, utc_now
+from harness.cellplugin import PLUGIN_NAME
+from harness.errors import (
+    InfrastructureError,
+    InterruptedRunError,
+    UsageError,
+)
+from harness.launcher import Launcher, NativeLauncher
+from harness.progress import ProgressReporter
+from harness.registry import Backend, backend_for_probe, get_backend
+
+PROBE_SCRIPT = "_support/probe.py"
+PROBE_TIMEOUT = 180.0
+HARD_TIMEOUT_GRACE = 60.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    suites_dir: Path
+    results_dir: Path = Path("results")
+    backend: str | None = None  # None: the backend of the local torch build
+    cell_id: str | None = None
+    python: str | None = None  # native interpreter; default: the harness's own
+    workers: str = "auto"  # a number, or auto (one per device; CPU: up to 4)
+    test_timeout: float = 300.0
+    cell_timeout: float = 3600.0
+    pytest_args: tuple[str, ...] = ()
+    progress: bool = True
+    env: dict[str, str] = field(default_factory=dict)  # extra env for the suites
+
+
+@dataclass
+class CellOutcome:
+    cell_dir: Path
+    manifest: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest["status"])
+
+
+LauncherFactory = Callable[[Backend, Path], Launcher]
+
+
+def native_launcher(opts: RunOptions) -> LauncherFactory:
+    def make(_backend: Backend, cell_dir: Path) -> Launcher:
+        return NativeLauncher(suites_dir=opts.suites_dir, cell_dir=cell_dir, python=opts.python)
+
+    return make
+
+
+# -- facts about the suites ----------------------------------------------------------------
+def load_features(suites_dir: Path) -> dict[str, Any]:
+    path = suites_dir / "features.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{suites_dir}: no features.toml", hint="is this the suites/ directory?") from None
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"{path}: invalid TOML: {err}") from err
+    features = data.get("features")
+    if not isinstance(features, dict):
+        raise UsageError(f"{path}: needs [features.<id>] tables")
+    return {fid: {k: v for k, v in info.items() if isinstance(v, str)} for fid, info in features.items()}
+
+
+def suite_sha(suites_dir: Path) -> str:
+    """The git commit of the suites (+dirty when they differ from it), else a content hash."""
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(suites_dir), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(suites_dir), "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        digest = hashlib.sha256()
+        for path in sorted(suites_dir.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(suites_dir)).encode())
+                digest.update(path.read_bytes())
+        return "content:" + digest.hexdigest()[:16]
+
+
+def runner_info() -> dict[str, Any]:
+    return {
+        "host": socket.gethostname(),
+        "os": sys.platform,
+        "cpus": os.cpu_count(),
+        "labels": [label for label in os.environ.get("RUNNER_LABELS", "").split(",") if label],
+    }
+
+
+# -- probe and health gate --------------------------------------------------------------------
+def probe(launcher: Launcher, env: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
+    argv = [launcher.python, f"{launcher.suites_path}/{PROBE_SCRIPT}"]
+    done = launcher.execute(argv, env, PROBE_TIMEOUT)
+    if done.exit_code != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return None, f"probing torch failed (exit {done.exit_code}): {' / '.join(tail) or 'no output'}"
+    text = done.stdout
+    start = text.find("{")  # tolerate noise (warnings) printed before the object
+    try:
+        data = json.loads(text[start:]) if start >= 0 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return None, f"probe printed no JSON object: {text[-200:]!r}"
+    return data, None
+
+
+def health_problems(backend: Backend, env_probe: dict[str, Any]) -> list[str]:
+    """Why this runner cannot produce a `backend` cell (empty list: healthy)."""
+    problems: list[str] = []
+    torch = env_probe.get("torch") or {}
+    build = env_probe.get("build")
+    if build != backend.build:
+        problems.append(
+            f"torch {torch.get('version')} is a {build} build; backend {backend.id} needs a "
+            f"{backend.build} build (install from {backend.wheel_index})"
+        )
+    tag = torch.get("local_tag")
+    if backend.local_tag and tag and tag != backend.local_tag:
+        problems.append(
+            f"torch {torch.get('version')} carries +{tag}, backend {backend.id} expects +{backend.local_tag}"
+        )
+    runtime = env_probe.get("runtime") or {}
+    have = runtime.get("cuda") if backend.build == "cuda" else runtime.get("hip") if backend.build == "rocm" else None
+    if backend.runtime_version and have and not str(have).startswith(backend.runtime_version):
+        problems.append(f"runtime {have} does not match {backend.id} ({backend.runtime_version})")
+    accel = env_probe.get("accelerator") or {}
+    if backend.accelerator and not accel.get("available"):
+        problems.append(f"no {backend.display_name} device is visible to torch (accelerator unavailable)")
+    return problems
+
+
+def resolve_workers(workers: str, backend: Backend, env_probe: dict[str, Any] | None) -> int:
+    if workers != "auto":
+        try:
+            count = int(workers)
+        except ValueError:
+            raise UsageError(f"--workers must be a number or 'auto', not {workers!r}") from None
+        if count < 1:
+            raise UsageError("--workers must be at least 1")
+        return count
+    if backend.needs_device:
+        return max(1, int(((env_probe or {}).get("accelerator") or {}).get("count") or 1))
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...]) -> list[str]:
+    cell = launcher.cell_path
+    # Always through xdist (even with one worker): a crashing test then costs one test.
+    return [
+        launcher.python,
+        "-m",
+        "pytest",
+        launcher.suites_path,
+        "-p",
+        PLUGIN_NAME,
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={cell}/junit.xml",
+        "-o",
+        "junit_family=xunit1",
+        "-n",
+        str(workers),
+        "-rfEs",
+        "--tb=short",
+        *extra,
+    ]
+
+
+def run_env(
+    launcher: Launcher, backend: Backend, opts: RunOptions, workers: int, env_probe: dict[str, Any] | None
+) -> dict[str, str]:
+    base = redact_env(dict(os.environ)) if launcher.mode == "native" else {}
+    env = {
+        **base,
+        "COMPAT_CELL_DIR": launcher.cell_path,
+        "COMPAT_BACKEND": backend.id,
+        "COMPAT_TEST_TIMEOUT": str(int(opts.test_timeout)),
+        "COMPAT_HARD_TIMEOUT": str(int(opts.test_timeout + HARD_TIMEOUT_GRACE)),
+        "PYTHONPATH": os.pathsep.join(p for p in (launcher.plugin_path, base.get("PYTHONPATH")) if p),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        **redact_env(opts.env),
+    }
+    count = int(((env_probe or {}).get("accelerator") or {}).get("count") or 0)
+    if backend.visible_devices_env and count > 1 and workers > 1:
+        env["COMPAT_PIN_VAR"] = backend.visible_devices_env
+        env["COMPAT_PIN_DEVICES"] = ",".join(str(i) for i in range(count))
+    return env
+
+
+# -- the run ---------------------------------------------------------------------------------
+class _Terminated(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _sigterm_as_exception() -> Iterator[None]:
+    """SIGTERM (CI cancel, docker stop) ends the run the way Ctrl-C does."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _signal_name(code: int | None) -> str | None:
+    if code is None or code >= 0:
+        return None
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def _exit_info(code: int | None) -> dict[str, Any]:
+    meaning = {
+        0: "all tests passed",
+        1: "some tests failed",
+        2: "interrupted",
+        3: "internal error",
+        4: "usage error",
+        5: "no tests collected",
+        124: "timeout",
+        137: "killed (SIGKILL, e.g. out of memory)",
+        139: "segmentation fault",
+    }
+    sig = _signal_name(code)
+    if code is not None and code > 128 and sig is None:
+        with contextlib.suppress(ValueError):
+            sig = signal.Signals(code - 128).name
+    return {
+        "code": code,
+        "signal": sig,
+        "meaning": meaning.get(code, sig or "unknown") if code is not None else "not finished",
+    }
+
+
+def _status_for(code: int | None) -> CellStatus:
+    if code in (0, 1, 5):
+        return CellStatus.COMPLETED
+    if code is not None and (code < 0 or code > 128 or code == 124):
+        return CellStatus.CRASHED
+    return CellStatus.INFRA_ERROR
+
+
+def run_cell(
+    opts: RunOptions, make_launcher: LauncherFactory | None = None, backend_id: str | None = None
+) -> CellOutcome:
+    """Run the suites once into a new cell dir and return how it ended."""
+    make_launcher = make_launcher or native_launcher(opts)
+    features = load_features(opts.suites_dir)
+    chosen = backend_id or opts.backend
+    env_probe: dict[str, Any] | None = None
+    if chosen is None:
+        # Native default: the backend is whatever the local torch build is.
+        scratch = Path(tempfile.mkdtemp(prefix="compat-probe-"))
+        launcher = make_launcher(get_backend("cpu"), scratch)
+        env_probe, problem = probe(launcher, dict(os.environ))
+        launcher.close()
+        if env_probe is None:
+            raise InfrastructureError(problem or "probe failed", hint=f"is torch installed for {launcher.python}?")
+        chosen = backend_for_probe(env_probe)
+        if chosen is None:
+            raise InfrastructureError(
+                f"the local torch {env_probe.get('torch', {}).get('version')} matches no backend in the registry",
+                hint="pass --backend explicitly",
+            )
+    backend = get_backend(chosen)
+    cell_id = opts.cell_id or default_cell_id(backend.id)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    cell = CellDir(opts.results_dir / f"{cell_id}-{stamp}")
+    cell.path.mkdir(parents=True, exist_ok=False)
+    launcher = make_launcher(backend, cell.path)
+    manifest = new_manifest(
+        cell_id=cell_id,
+        backend=backend.id,
+        mode=launcher.mode,
+        suite_sha=suite_sha(opts.suites_dir),
+        runner=runner_info(),
+        features=features,
+        planned={
+            "workers": opts.workers,
+            "test_timeout": opts.test_timeout,
+            "cell_timeout": opts.cell_timeout,
+            "pytest_args": list(opts.pytest_args),
+        },
+    )
+    cell.write_manifest(manifest)
+    try:
+        with _sigterm_as_exception():
+            return _run(opts, backend, cell, launcher, manifest, env_probe)
+    finally:
+        launcher.close()
+
+
+def _finish(cell: CellDir, manifest: dict[str, Any], status: CellStatus, **fields: Any) -> CellOutcome:
+    manifest.update(fields, status=status.value, finished_at=utc_now())
+    cell.write_manifest(manifest)
+    return CellOutcome(cell.path, manifest)
+
+
+def _run(
+    opts: RunOptions,
+    backend: Backend,
+    cell: CellDir,
+    launcher: Launcher,
+    manifest: dict[str, Any],
+    env_probe: dict[str, Any] | None,
+) -> CellOutcome:
+    manifest["image"] = launcher.describe()
+    cell.write_manifest(manifest)
+    log = cell.output_log.open("ab")
+    try:
+        base_env = run_env(launcher, backend, opts, 1, None)
+        fresh, problem = probe(launcher, base_env)
+        env_probe = fresh or env_probe
+        manifest["environment"] = env_probe
+        if fresh is None:
+            log.write(f"health gate: {problem}\n".encode())
+            return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=problem)
+        problems = health_problems(backend, fresh)
+        if launcher.mode != "native" or backend.needs_device:
+            check = launcher.execute(list(backend.health_check), base_env, 60)
+            if check.exit_code != 0:
+                detail = (check.stderr or check.stdout).strip().splitlines()[-1:] or ["no output"]
+                problems.append(
+                    f"health check `{' '.join(backend.health_check)}` failed (exit {check.exit_code}): {detail[0]}"
+                )
+        if problems:
+            message = "; ".join(problems)
+            log.write(f"health gate: {message}\n".encode())
+            return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=message)
+        workers = resolve_workers(opts.workers, backend, fresh)
+        env = run_env(launcher, backend, opts, workers, fresh)
+        argv = pytest_argv(launcher, workers, opts.pytest_args)
+        manifest["planned"]["workers"] = workers
+        manifest["planned"]["command"] = argv
+        cell.write_manifest(manifest)
+        log.write(("$ " + " ".join(argv) + "\n").encode())
+        log.flush()
+        process = launcher.start(argv, env, log)
+        reporter = ProgressReporter(cell.events, cell.collected, enabled=opts.progress)
+        deadline = time.monotonic() + opts.cell_timeout
+        try:
+            code: int | None = None
+            while code is None:
+                code = process.wait(timeout=1.0)
+                reporter.poll()
+                if code is None and time.monotonic() > deadline:
+                    process.stop()
+                    reporter.done()
+                    return _finish(
+                        cell,
+                        manifest,
+                        CellStatus.TIMEOUT,
+                        exit=_exit_info(None),
+                        error=f"the cell ran past its {opts.cell_timeout:.0f} s limit and was stopped",
+                    )
+            reporter.done()
+        except (KeyboardInterrupt, _Terminated) as stop:
+            process.stop()
+            why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "SIGTERM"
+            _finish(
+                cell,
+                manifest,
+                CellStatus.INTERRUPTED,
+                exit=_exit_info(None),
+                error=f"stopped by {why}; partial results kept",
+            )
+            raise InterruptedRunError(f"run stopped by {why}; partial results in {cell.path}") from None
+        status = _status_for(code)
+        info = _exit_info(code)
+        error = None if status is CellStatus.COMPLETED else f"pytest ended with {info['meaning']} (exit {code})"
+        return _finish(cell, manifest, status, exit=info, error=error)
+    finally:
+        log.close()

@@ -1,0 +1,1 @@
+"""Renderers: each reads the matrix model (matrix.json) only."""
