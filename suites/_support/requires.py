@@ -57,20 +57,24 @@ def _here() -> str:
 
 def skip(tag: str, reason: str) -> NoReturn:
     """Skip the running test with a class tag."""
+    __tracebackhide__ = True  # report the skip at the test, not here
     if tag not in TAGS:
         raise ValueError(f"unknown skip class {tag!r}; use one of {TAGS}")
     pytest.skip(f"[{tag}] {reason}")
 
 
 def skip_unsupported(reason: str) -> NoReturn:
+    __tracebackhide__ = True
     skip(UNSUPPORTED, reason)
 
 
 def skip_hardware(reason: str) -> NoReturn:
+    __tracebackhide__ = True
     skip(HARDWARE, reason)
 
 
 def skip_dependency(reason: str) -> NoReturn:
+    __tracebackhide__ = True
     skip(DEPENDENCY, reason)
 
 
@@ -84,6 +88,7 @@ def requires(*reqs: Requirement) -> pytest.MarkDecorator:
 
 def need(*reqs: Requirement) -> None:
     """Imperative form of :func:`requires` for use inside a test body."""
+    __tracebackhide__ = True
     for r in reqs:
         if not r.ok:
             pytest.skip(r.skip_reason)
