@@ -186,6 +186,9 @@ def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...]) -> lis
         PLUGIN_NAME,
         "-p",
         "no:cacheprovider",
+        # pytest-timeout would race the suites' own SIGALRM timeout; the plugin's watchdog backs both.
+        "-p",
+        "no:timeout",
         f"--junitxml={cell}/junit.xml",
         "-o",
         "junit_family=xunit1",
