@@ -94,12 +94,12 @@ def runtime_info(torch: Any, errors: list[str]) -> dict[str, Any]:
     }
     try:
         out["cudnn"] = torch.backends.cudnn.version() if out["cuda"] or out["hip"] else None
-    except Exception as e:  # noqa: BLE001 - best effort
+    except Exception as e:
         _err(errors, "runtime.cudnn", e)
     try:
         cslt = getattr(torch.backends, "cusparselt", None)
         out["cusparselt"] = cslt.version() if cslt is not None and cslt.is_available() else None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         _err(errors, "runtime.cusparselt", e)
     return out
 
@@ -119,7 +119,7 @@ def accelerator_info(torch: Any, errors: list[str]) -> dict[str, Any]:
             elif hasattr(torch, "xpu") and torch.xpu.is_available():
                 out["type"], out["count"] = "xpu", torch.xpu.device_count()
         out["available"] = out["type"] is not None and out["count"] > 0
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         _err(errors, "accelerator", e)
     return out
 
@@ -152,7 +152,7 @@ def devices_info(torch: Any, acc_type: str | None, build: str, errors: list[str]
                         "total_memory": int(getattr(p, "total_memory", 0)),
                     }
                 )
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         _err(errors, "devices", e)
     return devices
 
@@ -181,7 +181,7 @@ def driver_version(torch: Any, build: str, acc_type: str | None, errors: list[st
         if acc_type == "xpu":
             drv = getattr(torch.xpu.get_device_properties(0), "driver_version", None)
             return str(drv) if drv else None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         _err(errors, "driver", e)
     return None
 
@@ -218,11 +218,11 @@ def collect() -> dict[str, Any]:
     try:
         info["platform"] = platform.platform()
         info["cpu"] = cpu_info()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         _err(errors, "platform", e)
     try:
         import torch
-    except BaseException as e:  # noqa: BLE001 - a broken torch must still give JSON
+    except BaseException as e:
         _err(errors, "import torch", e)
         return info
     try:
@@ -235,7 +235,7 @@ def collect() -> dict[str, Any]:
         info["accelerator"] = accelerator_info(torch, errors)
         info["devices"] = devices_info(torch, info["accelerator"]["type"], info["build"], errors)
         info["driver"] = driver_version(torch, info["build"], info["accelerator"]["type"], errors)
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         _err(errors, "probe", e)
     return info
 
@@ -252,7 +252,7 @@ def device_label(info: dict[str, Any]) -> str:
 def main() -> int:
     try:
         info = collect()
-    except BaseException as e:  # noqa: BLE001 - collect() should not raise; belt and braces
+    except BaseException as e:
         info = {"errors": [f"probe: {type(e).__name__}: {e}"]}
     sys.stdout.write(json.dumps(info, indent=1, default=str) + "\n")
     return 0

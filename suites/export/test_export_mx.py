@@ -7,10 +7,10 @@ forward. Round trips must be bit-exact (compared through a uint8 view) and keep 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import torch
-
 from _support.requires import skip_unsupported
 
 BLOCK = 32
@@ -33,7 +33,7 @@ class CastToE8M0(torch.nn.Module):
 class MXFP8Linear(torch.nn.Module):
     """MXFP8: fp8 elements with one power-of-two e8m0 scale per block of 32."""
 
-    EMAX = {torch.float8_e4m3fn: 8, torch.float8_e5m2: 15}
+    EMAX: ClassVar[dict[torch.dtype, int]] = {torch.float8_e4m3fn: 8, torch.float8_e5m2: 15}
 
     def __init__(self, out_f: int, in_f: int, elem: torch.dtype, device: torch.device) -> None:
         super().__init__()
@@ -53,7 +53,8 @@ class MXFP4Packed(torch.nn.Module):
     """MXFP4 as torchao stores it: two e2m1 codes per uint8 byte plus e8m0 block scales."""
 
     # e2m1 code -> value (sign bit 3, exponent bits 2..1, mantissa bit 0)
-    LUT = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+    LUT: ClassVar[list[float]] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+    LUT = LUT + [-v for v in LUT]
 
     def __init__(self, out_f: int, in_f: int, device: torch.device, payload_dtype: torch.dtype = torch.uint8) -> None:
         super().__init__()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from _support.perf import synchronize
 from _support.requires import accelerator, requires, torch_at_least
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from _support.requires import cuda_runtime_at_least, nvidia_gpu, requires, torch_at_least
 
 pytestmark = requires(

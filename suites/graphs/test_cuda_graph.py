@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 
 import torch
-
-from _support.requires import accelerator, fact, requires, HARDWARE
+from _support.requires import HARDWARE, accelerator, fact, requires
 
 pytestmark = requires(
     accelerator("cuda", what="torch.cuda.CUDAGraph capture"),

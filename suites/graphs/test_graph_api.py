@@ -6,7 +6,6 @@ import inspect
 
 import pytest
 import torch
-
 from _support.requires import attribute, need, requires, torch_at_least
 
 

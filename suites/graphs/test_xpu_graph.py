@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import torch
-
 from _support.requires import accelerator, requires, torch_at_least
 
 pytestmark = requires(torch_at_least("2.11", "torch.xpu.XPUGraph"), accelerator("xpu", what="XPUGraph capture"))

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 import torch
 import torch.hub as hub
-
 from _support.requires import requires, torch_at_least
 
 pytestmark = requires(torch_at_least("2.11", 'torch.hub trust_repo="check" default'))
@@ -225,7 +224,7 @@ def test_archive_with_parent_entries_is_rejected(offline_hub: OfflineHub, monkey
         extra={"someowner-somerepo-abc123/../../evil.txt": "pwned"},
     )
     offline_hub.answer(monkeypatch)
-    with pytest.raises(ValueError, match="directory traversal|escapes target directory"):
+    with pytest.raises(ValueError, match=r"directory traversal|escapes target directory"):
         offline_hub.load(trust_repo=True)
     assert not evil_target.exists(), "archive entry escaped the hub dir"
     assert not offline_hub.code_ran

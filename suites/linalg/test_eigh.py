@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from _support.linalg_metrics import DTYPES, THRESHOLD, ascending, eigh_metrics, eps, hermitian
 
 LAYOUTS = {"single": (96, 96), "batched": (16, 33, 33)}  # n=33: the old heuristic's performance cliff

@@ -10,10 +10,8 @@ No absolute time is asserted anywhere.
 
 from __future__ import annotations
 
-
 import pytest
 import torch
-
 from _support.perf import best_time, record_perf
 
 ACCELERATOR_FLOOR = 0.5
@@ -78,7 +76,9 @@ def test_batched_vs_loop(device: torch.device, compat_env, record_property, op: 
     ratio = t_loop / t_batched
     shape_s = "(" + ",".join(map(str, shape)) + ")"
     common = {"shape": shape_s, "dtype": "float32"}
-    record_perf(record_property, f"{op}_batched_vs_loop", ratio, "x", note=f"loop time / batched time; {claim}", **common)
+    record_perf(
+        record_property, f"{op}_batched_vs_loop", ratio, "x", note=f"loop time / batched time; {claim}", **common
+    )
     record_perf(record_property, f"{op}_batched_ms", t_batched * 1e3, "ms", note="best of runs", **common)
     record_perf(record_property, f"{op}_loop_ms", t_loop * 1e3, "ms", note="best of runs", **common)
     _check(device, ratio, op, shape_s)
@@ -90,5 +90,3 @@ def _check(device: torch.device, ratio: float, op: str, shape: str) -> None:
         assert ratio >= ACCELERATOR_FLOOR, (
             f"batched {op} on {shape} is {1 / ratio:.1f}x slower than a Python loop (floor {ACCELERATOR_FLOOR}x)"
         )
-
-

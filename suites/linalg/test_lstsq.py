@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from _support.linalg_metrics import DTYPES, THRESHOLD, lstsq_optimality, random_matrix
 from _support.requires import skip_unsupported
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from _support.linalg_metrics import DTYPES, THRESHOLD, descending_nonnegative, random_matrix, svd_metrics
 from _support.requires import skip_unsupported
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from _support.requires import skip_unsupported
 
 TOL = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (2e-2, 2e-2)}
@@ -89,7 +88,9 @@ def test_semi_structured_matmul_matches_dense(
         if outside_gate:
             skip_unsupported(f"{backend_name} 2:4 refused on sm_{_sm(compat_env)} (outside PyTorch's gate): {e}")
         raise
-    expected_cls = SparseSemiStructuredTensorCUTLASS if backend_name == "cutlass" else SparseSemiStructuredTensorCUSPARSELT
+    expected_cls = (
+        SparseSemiStructuredTensorCUTLASS if backend_name == "cutlass" else SparseSemiStructuredTensorCUSPARSELT
+    )
     assert isinstance(a_sparse, expected_cls), type(a_sparse).__name__
     rtol, atol = TOL[dtype]
     torch.testing.assert_close(out, torch.mm(a, b), rtol=rtol, atol=atol)

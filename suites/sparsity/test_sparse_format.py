@@ -33,7 +33,9 @@ def random_24(rows: int, cols: int, dtype: torch.dtype, gen: torch.Generator) ->
         sel = choice == k
         mask[..., i] |= sel
         mask[..., j] |= sel
-    values = torch.randint(1, 8, (rows, cols), generator=gen) * torch.where(torch.rand(rows, cols, generator=gen) < 0.5, -1, 1)
+    values = torch.randint(1, 8, (rows, cols), generator=gen) * torch.where(
+        torch.rand(rows, cols, generator=gen) < 0.5, -1, 1
+    )
     return values.to(dtype) * mask.reshape(rows, cols), choice
 
 
@@ -104,4 +106,3 @@ def test_pack_random_24_roundtrip_and_metadata_multiset(dtype: torch.dtype) -> N
     mask = (1 << bits) - 1
     got = sorted(int(v) & mask for v in meta.flatten().tolist())
     assert got == sorted(int(v) for v in expected.flatten().tolist())
-
