@@ -1,0 +1,26 @@
+"""`harness badge MATRIX`: SVG badges per column and for the whole matrix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.matrix import load_matrix
+from harness.render.badge import badges
+
+HELP = "write SVG badges (one per backend column and one for the matrix) into a folder"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("matrix", type=Path, help="a matrix.json written by `harness merge`")
+    parser.add_argument("-o", "--output", type=Path, default=Path("badges"), help="folder (default: ./badges)")
+
+
+def run(args: argparse.Namespace) -> int:
+    files = badges(load_matrix(args.matrix))
+    args.output.mkdir(parents=True, exist_ok=True)
+    for name, svg in files.items():
+        (args.output / name).write_text(svg, encoding="utf-8")
+        print(f"wrote {args.output / name}", file=sys.stderr)
+    return 0

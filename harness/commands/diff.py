@@ -1,0 +1,32 @@
+"""`harness diff OLD NEW`: per cell, what newly fails, passes, is skipped, added or removed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.diff import diff_matrices, render_diff_markdown
+from harness.matrix import load_matrix
+
+HELP = "compare two matrix.json files: newly failing/passing/skipped, added, removed (markdown or json)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", type=Path, help="the baseline matrix.json")
+    parser.add_argument("new", type=Path, help="the newer matrix.json")
+    parser.add_argument("--format", choices=("md", "json"), default="md")
+    parser.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    report = diff_matrices(load_matrix(args.old), load_matrix(args.new))
+    text = render_diff_markdown(report) if args.format == "md" else json.dumps(report, indent=2) + "\n"
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

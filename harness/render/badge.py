@@ -1,0 +1,84 @@
+"""Shields-style flat SVG badges: one per column (`CUDA 13.0 | 27/30 features`) and one for the matrix.
+
+Self-contained (no fonts or images from elsewhere), every text escaped. A column without
+data gets a grey `no data` badge, never 0/N.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Final
+
+GREY: Final = "#9f9f9f"
+LABEL_GREY: Final = "#555"
+# (minimum supported ratio, colour): first match wins.
+_SCALE: Final = ((1.0, "#4c1"), (0.9, "#97ca00"), (0.75, "#a4a61d"), (0.5, "#dfb317"), (0.25, "#fe7d37"), (0.0, "#e05d44"))
+_NARROW: Final = frozenset("fijlrt!|.,:;'()[] ")
+_WIDE: Final = frozenset("mwMW@%")
+
+
+def _text_width(text: str) -> int:
+    """Approximate width of Verdana 11px text; good enough to size a badge."""
+    width = 0.0
+    for char in text:
+        width += 3.6 if char in _NARROW else 10.0 if char in _WIDE else 8.0 if char.isupper() else 6.8
+    return round(width)
+
+
+def colour_for(supported: int, judged: int) -> str:
+    if judged <= 0:
+        return GREY
+    ratio = supported / judged
+    return next(colour for floor, colour in _SCALE if ratio >= floor)
+
+
+def badge_svg(label: str, message: str, colour: str) -> str:
+    left = _text_width(label) + 12
+    right = _text_width(message) + 12
+    total = left + right
+    label_x, message_x = left / 2, left + right / 2
+    title = escape(f"{label}: {message}")
+    label_text, message_text = escape(label), escape(message)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" aria-label="{title}">'
+        f"<title>{title}</title>"
+        '<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/>'
+        '<stop offset="1" stop-opacity=".1"/></linearGradient>'
+        f'<clipPath id="r"><rect width="{total}" height="20" rx="3" fill="#fff"/></clipPath>'
+        f'<g clip-path="url(#r)"><rect width="{left}" height="20" fill="{LABEL_GREY}"/>'
+        f'<rect x="{left}" width="{right}" height="20" fill="{escape(colour)}"/>'
+        f'<rect width="{total}" height="20" fill="url(#s)"/></g>'
+        '<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">'
+        f'<text x="{label_x}" y="15" fill="#010101" fill-opacity=".3">{label_text}</text>'
+        f'<text x="{label_x}" y="14">{label_text}</text>'
+        f'<text x="{message_x}" y="15" fill="#010101" fill-opacity=".3">{message_text}</text>'
+        f'<text x="{message_x}" y="14">{message_text}</text></g></svg>\n'
+    )
+
+
+def column_badge(column: dict[str, Any]) -> str:
+    label = column.get("display_name") or column["id"]
+    score = column.get("score")
+    if column.get("state") == "no-data" or not score:
+        return badge_svg(label, "no data", GREY)
+    message = f"{score['supported']}/{score['judged']} features"
+    return badge_svg(label, message, colour_for(score["supported"], score["judged"]))
+
+
+def matrix_badge(matrix: dict[str, Any], label: str = "torch compat") -> str:
+    """Supported feature cells over judged ones, across every column with data."""
+    scored = [c["score"] for c in matrix["columns"] if c.get("state") != "no-data" and c.get("score")]
+    missing = len(matrix["columns"]) - len(scored)
+    if not scored:
+        return badge_svg(label, "no data", GREY)
+    supported = sum(s["supported"] for s in scored)
+    judged = sum(s["judged"] for s in scored)
+    message = f"{supported}/{judged} feature cells" + (f", {missing} no data" if missing else "")
+    return badge_svg(label, message, colour_for(supported, judged))
+
+
+def badges(matrix: dict[str, Any]) -> dict[str, str]:
+    """File name -> SVG: `<column id>.svg` per column and `matrix.svg`."""
+    files = {f"{c['id']}.svg": column_badge(c) for c in matrix["columns"]}
+    files["matrix.svg"] = matrix_badge(matrix)
+    return files

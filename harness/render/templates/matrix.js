@@ -1,0 +1,344 @@
+(function () {
+  "use strict";
+  // Everything drawn from data goes through textContent / setAttribute: never innerHTML.
+  var D = JSON.parse(document.getElementById("data").textContent);
+  var OUT = D.outcomes;
+  var BAD = { failed: 1, error: 1, timeout: 1, crashed: 1 };
+  var PAGE = 100;
+  var cols = D.columns, feats = D.features, tests = D.tests;
+  var NS = "http://www.w3.org/2000/svg";
+  var nowMs = Date.now();
+  var byFeature = feats.map(function () { return []; });
+  tests.forEach(function (t, i) { if (t[1] >= 0) byFeature[t[1]].push(i); });
+
+  cols.forEach(function (c) {
+    var when = c.when ? Date.parse(c.when) : NaN;
+    c.ageHours = isNaN(when) ? null : (nowMs - when) / 3600000;
+    c.stale = c.state !== "no-data" && c.ageHours !== null && c.ageHours > D.stale_after_hours;
+    c.hasData = c.state !== "no-data";
+  });
+
+  var S = {};
+  var shown = {};  // feature id -> how many test rows are drawn
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function safeUrl(url) { return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null; }
+  function stateWord(state) { return state === "no-data" ? "NO DATA" : state; }
+  function stateLabel(state) { return (D.states[state] ? D.states[state].symbol + " " : "") + stateWord(state); }
+  function outcomeLabel(o) { return (D.outcome_symbols[o] || "") + " " + o; }
+  function fmtAge(h) { return h < 48 ? Math.round(h) + " h" : Math.round(h / 24) + " days"; }
+
+  // ---- URL state ---------------------------------------------------------------------
+  function readState() {
+    var p = new URLSearchParams(location.hash.replace(/^#/, ""));
+    S = {
+      outcome: p.get("outcome") || "", backend: p.get("backend") || "", feature: p.get("feature") || "",
+      q: p.get("q") || "", differs: p.get("differs") === "1", only: p.get("only") || "",
+      open: (p.get("open") || "").split(",").filter(Boolean), test: p.get("test") || "", col: p.get("col") || ""
+    };
+  }
+  function writeState() {
+    var p = new URLSearchParams();
+    ["outcome", "backend", "feature", "q", "only", "test", "col"].forEach(function (k) { if (S[k]) p.set(k, S[k]); });
+    if (S.differs) p.set("differs", "1");
+    if (S.open.length) p.set("open", S.open.join(","));
+    var hash = p.toString();
+    if (hash !== location.hash.replace(/^#/, "")) history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
+  }
+
+  // ---- filtering ---------------------------------------------------------------------
+  function visibleCols() {
+    var out = [];
+    cols.forEach(function (c, i) { if (!S.backend || c.id === S.backend || c.backend === S.backend) out.push(i); });
+    return out;
+  }
+  function testFilterActive() { return !!(S.outcome || S.q || S.differs || S.only); }
+  function isBad(r) { return !!r && BAD[OUT[r[0]]] === 1; }
+  function makeMatcher(vis) {
+    var q = S.q.toLowerCase();
+    var onlyIdx = S.only ? cols.findIndex(function (c) { return c.id === S.only; }) : -1;
+    var dataCols = [];
+    cols.forEach(function (c, i) { if (c.hasData) dataCols.push(i); });
+    return function (t) {
+      var rs = t[2], i;
+      if (q && t[0].toLowerCase().indexOf(q) < 0) return false;
+      if (S.outcome) {
+        var hit = false;
+        for (i = 0; i < vis.length && !hit; i++) {
+          var r = rs[vis[i]];
+          if (r) hit = S.outcome === "problems" ? isBad(r) : OUT[r[0]] === S.outcome;
+        }
+        if (!hit) return false;
+      }
+      if (S.differs) {
+        var first = null, differs = false;
+        for (i = 0; i < dataCols.length; i++) {
+          var v = rs[dataCols[i]] ? rs[dataCols[i]][0] : -1;
+          if (first === null) first = v; else if (v !== first) { differs = true; break; }
+        }
+        if (!differs) return false;
+      }
+      if (S.only) {
+        if (onlyIdx < 0 || !isBad(rs[onlyIdx])) return false;
+        for (i = 0; i < dataCols.length; i++) if (dataCols[i] !== onlyIdx && isBad(rs[dataCols[i]])) return false;
+      }
+      return true;
+    };
+  }
+
+  // ---- header ------------------------------------------------------------------------
+  function sparkline(points) {
+    var w = 90, h = 22, svg = document.createElementNS(NS, "svg");
+    svg.setAttribute("class", "spark"); svg.setAttribute("width", w); svg.setAttribute("height", h);
+    svg.setAttribute("role", "img");
+    var n = points.length, segs = [], cur = [], last = null;
+    points.forEach(function (p, i) {
+      if (p[1] === null || !p[2]) { if (cur.length) segs.push(cur); cur = []; return; }
+      var x = n === 1 ? w / 2 : 2 + (i * (w - 4)) / (n - 1);
+      var y = h - 2 - (p[1] / p[2]) * (h - 4);
+      cur.push(x.toFixed(1) + "," + y.toFixed(1)); last = p;
+    });
+    if (cur.length) segs.push(cur);
+    segs.forEach(function (seg) {
+      var line = document.createElementNS(NS, seg.length > 1 ? "polyline" : "circle");
+      if (seg.length > 1) { line.setAttribute("points", seg.join(" ")); line.setAttribute("fill", "none"); }
+      else { var xy = seg[0].split(","); line.setAttribute("cx", xy[0]); line.setAttribute("cy", xy[1]); line.setAttribute("r", "2"); }
+      line.setAttribute("stroke", "#0969da"); line.setAttribute("stroke-width", "1.5");
+      svg.appendChild(line);
+    });
+    var title = document.createElementNS(NS, "title");
+    title.textContent = "trend over " + n + " run(s)" + (last ? "; latest " + last[1] + "/" + last[2] + " features supported, " + last[4] + " failing tests" : "");
+    svg.appendChild(title);
+    svg.setAttribute("aria-label", title.textContent);
+    return svg;
+  }
+  function columnHeader(c) {
+    var th = el("th", "col" + (c.stale ? " stale" : "") + (c.hasData ? "" : " no-data"));
+    th.setAttribute("scope", "col");
+    th.setAttribute("data-col", c.id);
+    th.appendChild(el("div", "colname", c.name));
+    th.appendChild(el("div", "colid", c.id));
+    if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
+    if (c.stale) th.appendChild(el("span", "tag stale", "STALE")).title = "results are " + fmtAge(c.ageHours) + " old (limit " + D.stale_after_hours + " h)";
+    if (c.state === "partial-run") th.appendChild(el("span", "tag partial-run", "PARTIAL RUN")).title = "cell status: " + c.status;
+    var score = c.score ? c.score.supported + "/" + c.score.judged + " features supported" : "NO DATA: " + (c.error || "no test results");
+    th.appendChild(el("div", "score", score));
+    var trend = D.trend[c.id];
+    if (trend && trend.length) th.appendChild(sparkline(trend));
+    var details = el("details", "env");
+    details.appendChild(el("summary", null, "environment"));
+    var dl = el("dl");
+    var tip = [];
+    c.env.forEach(function (kv) { dl.appendChild(el("dt", null, kv[0])); dl.appendChild(el("dd", null, kv[1])); tip.push(kv[0] + ": " + kv[1]); });
+    dl.appendChild(el("dt", null, "cell status")); dl.appendChild(el("dd", null, c.status || "unknown"));
+    if (c.error) { dl.appendChild(el("dt", null, "error")); dl.appendChild(el("dd", null, c.error)); }
+    c.errors.forEach(function (e) { dl.appendChild(el("dt", null, "problem")); dl.appendChild(el("dd", null, e)); });
+    var run = safeUrl(c.run_url);
+    if (run) { dl.appendChild(el("dt", null, "run")); var dd = el("dd"); var a = el("a", null, "job log"); a.href = run; a.rel = "noopener noreferrer"; dd.appendChild(a); dl.appendChild(dd); }
+    details.appendChild(dl);
+    th.appendChild(details);
+    th.title = tip.join("\n");
+    return th;
+  }
+
+  // ---- body --------------------------------------------------------------------------
+  function countsText(counts) {
+    return OUT.filter(function (o) { return counts[o]; }).map(function (o) { return counts[o] + " " + o; }).join(" · ");
+  }
+  function featureRow(fi, f, vis, open, nMatch, nTotal) {
+    var tr = el("tr", "feature");
+    tr.setAttribute("data-feature", f.id);
+    var th = el("th");
+    th.setAttribute("scope", "row");
+    var btn = el("button", "toggle", (open ? "▾ " : "▸ ") + f.title);
+    btn.type = "button";
+    btn.setAttribute("aria-expanded", open ? "true" : "false");
+    btn.addEventListener("click", function () { toggleFeature(f.id); });
+    th.appendChild(btn);
+    th.appendChild(el("span", "fid colid", " " + f.id));
+    if (f.since) th.appendChild(el("div", "since", "since " + f.since));
+    th.appendChild(el("div", "fcount", testFilterActive() ? nMatch + " of " + nTotal + " tests match" : nTotal + " tests"));
+    if (f.claim) th.title = f.claim;
+    tr.appendChild(th);
+    vis.forEach(function (ci) {
+      var c = cols[ci], cell = f.cells[ci];
+      var state = !c.hasData || !cell ? "no-data" : cell.state;
+      var td = el("td", "state st-" + state, stateLabel(state));
+      td.setAttribute("data-col", c.id);
+      td.setAttribute("data-state", state);
+      if (cell && state !== "no-data") td.appendChild(el("span", "counts", countsText(cell.counts)));
+      td.title = (D.states[state] || {}).meaning || "";
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+  function testRow(ti, vis) {
+    var t = tests[ti];
+    var tr = el("tr", "test");
+    tr.setAttribute("data-test", t[0]);
+    var th = el("th", "tid", t[0]);
+    th.setAttribute("scope", "row");
+    tr.appendChild(th);
+    vis.forEach(function (ci) {
+      var c = cols[ci], r = t[2][ci];
+      var td = el("td");
+      td.setAttribute("data-col", c.id);
+      var outcome = r ? OUT[r[0]] : (c.hasData ? "absent" : "no-data");
+      td.setAttribute("data-outcome", outcome);
+      if (!r) { td.appendChild(el("span", "oc-absent", c.hasData ? "— not collected" : "NO DATA")); tr.appendChild(td); return; }
+      var b = el("button", "oc-" + outcome, outcomeLabel(outcome));
+      b.type = "button";
+      if (S.test === t[0] && S.col === c.id) b.classList.add("selected");
+      b.addEventListener("click", function () { S.test = t[0]; S.col = c.id; writeState(); showDetail(); markSelected(); });
+      td.appendChild(b);
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+  function markSelected() {
+    document.querySelectorAll("tr.test td button.selected").forEach(function (b) { b.classList.remove("selected"); });
+    document.querySelectorAll("tr.test").forEach(function (tr) {
+      if (tr.getAttribute("data-test") !== S.test) return;
+      tr.querySelectorAll("td").forEach(function (td) { if (td.getAttribute("data-col") === S.col && td.firstChild.tagName === "BUTTON") td.firstChild.classList.add("selected"); });
+    });
+  }
+  function toggleFeature(fid) {
+    // Without a test filter a feature is closed until opened; with one, open until closed ("!id").
+    var key = testFilterActive() ? "!" + fid : fid;
+    var i = S.open.indexOf(key);
+    if (i >= 0) S.open.splice(i, 1); else S.open.push(key);
+    writeState(); render();
+  }
+
+  function render() {
+    var t0 = performance.now();
+    var vis = visibleCols();
+    var thead = document.querySelector("#matrix thead"), tbody = document.querySelector("#matrix tbody");
+    var hr = el("tr");
+    var corner = el("th", null, "Feature / test");
+    corner.setAttribute("scope", "col");
+    hr.appendChild(corner);
+    vis.forEach(function (ci) { hr.appendChild(columnHeader(cols[ci])); });
+    thead.replaceChildren(hr);
+    var match = makeMatcher(vis), active = testFilterActive(), frag = document.createDocumentFragment(), total = 0;
+    feats.forEach(function (f, fi) {
+      if (S.feature && f.id !== S.feature) return;
+      var ids = byFeature[fi], hits = ids;
+      if (active) { hits = ids.filter(function (ti) { return match(tests[ti]); }); if (!hits.length) return; }
+      total += hits.length;
+      var open = active ? S.open.indexOf("!" + f.id) < 0 : S.open.indexOf(f.id) >= 0;
+      frag.appendChild(featureRow(fi, f, vis, open, hits.length, ids.length));
+      if (!open) return;
+      var n = Math.min(hits.length, shown[f.id] || PAGE);
+      for (var k = 0; k < n; k++) frag.appendChild(testRow(hits[k], vis));
+      if (n < hits.length) {
+        var more = el("tr", "more"), td = el("td");
+        td.colSpan = vis.length + 1;
+        var b = el("button", null, "Show " + Math.min(PAGE, hits.length - n) + " more (" + (hits.length - n) + " not shown)");
+        b.type = "button";
+        b.addEventListener("click", function () { shown[f.id] = n + PAGE; render(); });
+        td.appendChild(b); more.appendChild(td); frag.appendChild(more);
+      }
+    });
+    tbody.replaceChildren(frag);
+    document.getElementById("match-count").textContent = active
+      ? total + " of " + tests.length + " tests match"
+      : tests.length + " tests, " + feats.length + " features, " + cols.length + " columns";
+    document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - t0)));
+    showDetail();
+  }
+
+  // ---- cell detail -------------------------------------------------------------------
+  function showDetail() {
+    var aside = document.getElementById("detail"), body = document.getElementById("detail-body");
+    var ti = S.test ? tests.findIndex(function (t) { return t[0] === S.test; }) : -1;
+    var ci = cols.findIndex(function (c) { return c.id === S.col; });
+    var r = ti >= 0 && ci >= 0 ? tests[ti][2][ci] : null;
+    if (!r) { aside.hidden = true; body.replaceChildren(); return; }
+    var t = tests[ti], c = cols[ci], d = r[2] || {}, outcome = OUT[r[0]];
+    var nodes = [el("h2", "tid", t[0]), el("p", null, "on " + c.name + " (" + c.id + ")")];
+    nodes.push(el("p", "oc-" + outcome + " outcome", outcomeLabel(outcome)));
+    var dl = el("dl");
+    function row(k, v) { dl.appendChild(el("dt", null, k)); var dd = el("dd"); if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v); dl.appendChild(dd); }
+    if (feats[t[1]]) row("feature", feats[t[1]].title + " (" + feats[t[1]].id + ")");
+    if (d.c) row(outcome === "skipped" || outcome === "xfailed" ? "reason class" : "class", d.c);
+    if (d.l) { var url = safeUrl(d.l); if (url) { var a = el("a", null, d.l); a.href = url; a.rel = "noopener noreferrer"; row("known issue", a); } else row("known issue", d.l); }
+    if (r[1] !== null && r[1] !== undefined) row("duration", r[1] + " s");
+    if (d.a) row("attempts", d.a);
+    if (d.s !== undefined) row("strict", d.s ? "yes" : "no");
+    if (d.g) row("signal", d.g);
+    if (d.p) Object.keys(d.p).forEach(function (k) { row(k, typeof d.p[k] === "object" ? JSON.stringify(d.p[k]) : d.p[k]); });
+    nodes.push(dl);
+    if (d.m) { nodes.push(el("h3", null, outcome === "skipped" || outcome === "xfailed" ? "Reason" : "Message")); nodes.push(el("pre", "message", d.m)); }
+    if (d.t) { nodes.push(el("h3", null, "Trace (trimmed)")); nodes.push(el("pre", "trace", d.t)); }
+    (d.x || []).forEach(function (m) { nodes.push(el("h3", null, "Also reported")); nodes.push(el("pre", null, m)); });
+    body.replaceChildren.apply(body, nodes);
+    aside.hidden = false;
+  }
+
+  // ---- filters and page chrome -------------------------------------------------------
+  function option(sel, value, text) { var o = el("option", null, text); o.value = value; sel.appendChild(o); }
+  function setupFilters() {
+    var fo = document.getElementById("f-outcome"), fb = document.getElementById("f-backend");
+    var ff = document.getElementById("f-feature"), fonly = document.getElementById("f-only");
+    option(fo, "", "any"); option(fo, "problems", "❌ any failure (failed, error, timeout, crashed)");
+    OUT.forEach(function (o) { option(fo, o, outcomeLabel(o)); });
+    option(fb, "", "all columns");
+    cols.forEach(function (c) { option(fb, c.id, c.name + " (" + c.id + ")"); });
+    option(ff, "", "all features");
+    feats.forEach(function (f) { option(ff, f.id, f.title); });
+    option(fonly, "", "—");
+    cols.forEach(function (c) { if (c.hasData) option(fonly, c.id, c.name + " (" + c.id + ")"); });
+    var timer = null;
+    function changed() {
+      S.outcome = fo.value; S.backend = fb.value; S.feature = ff.value; S.only = fonly.value;
+      S.differs = document.getElementById("f-differs").checked; S.q = document.getElementById("f-q").value;
+      shown = {}; writeState(); render();
+    }
+    [fo, fb, ff, fonly, document.getElementById("f-differs")].forEach(function (x) { x.addEventListener("change", changed); });
+    document.getElementById("f-q").addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(changed, 150); });
+    document.getElementById("filters").addEventListener("submit", function (e) { e.preventDefault(); changed(); });
+    document.getElementById("f-reset").addEventListener("click", function () {
+      S = { outcome: "", backend: "", feature: "", q: "", differs: false, only: "", open: [], test: "", col: "" };
+      syncForm(); shown = {}; writeState(); render();
+    });
+    document.getElementById("detail-close").addEventListener("click", function () { S.test = ""; S.col = ""; writeState(); showDetail(); markSelected(); });
+    window.addEventListener("hashchange", function () { readState(); syncForm(); render(); });
+  }
+  function syncForm() {
+    document.getElementById("f-outcome").value = S.outcome;
+    document.getElementById("f-backend").value = S.backend;
+    document.getElementById("f-feature").value = S.feature;
+    document.getElementById("f-only").value = S.only;
+    document.getElementById("f-q").value = S.q;
+    document.getElementById("f-differs").checked = S.differs;
+  }
+  function chrome() {
+    var warn = document.getElementById("warnings");
+    if (!D.alignment.aligned) warn.appendChild(el("p", "warn", "⚠️ Columns ran different suite versions (" + D.alignment.suite_shas.join(", ") + "); compare with care."));
+    var stale = cols.filter(function (c) { return c.stale; }), empty = cols.filter(function (c) { return !c.hasData; });
+    if (stale.length) warn.appendChild(el("p", "warn", "⚠️ STALE: " + stale.map(function (c) { return c.name + " (" + fmtAge(c.ageHours) + " old)"; }).join(", ") + "; older than " + D.stale_after_hours + " h."));
+    if (empty.length) warn.appendChild(el("p", "warn", "NO DATA: " + empty.map(function (c) { return c.name + " (" + (c.error || "no test results") + ")"; }).join(", ") + ". These columns are left out of every score."));
+    D.input_errors.forEach(function (e) { warn.appendChild(el("p", "warn bad", "Input not read: " + e)); });
+    var withData = cols.filter(function (c) { return c.hasData; }).length;
+    document.getElementById("summary").textContent = tests.length + " tests · " + feats.length + " features · " + withData + " of " + cols.length + " columns with data.";
+    var legend = document.getElementById("legend");
+    legend.appendChild(el("strong", null, "Legend: "));
+    Object.keys(D.states).forEach(function (s) { legend.appendChild(el("span", "st-" + s, stateLabel(s) + ": " + D.states[s].meaning)); });
+    legend.appendChild(el("br"));
+    legend.appendChild(el("strong", null, "Test outcomes: "));
+    OUT.forEach(function (o) { legend.appendChild(el("span", "oc-" + o, outcomeLabel(o))); });
+  }
+
+  readState();
+  setupFilters();
+  syncForm();
+  chrome();
+  render();
+  document.body.setAttribute("data-ready", "1");
+})();
