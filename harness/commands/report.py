@@ -20,9 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("md", "json", "html"), default="md")
     parser.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     parser.add_argument("--limit", type=int, default=GITHUB_SUMMARY_LIMIT, help="markdown size limit in bytes")
+    parser.add_argument(
+        "--stale-after", type=float, default=168.0, metavar="HOURS", help="html: mark columns older than this STALE"
+    )
 
 
-def render(matrix: dict, fmt: str, limit: int) -> str:
+def render(matrix: dict, fmt: str, limit: int, stale_after: float = 168.0) -> str:
     if fmt == "md":
         return render_markdown(matrix, limit=limit)
     if fmt == "json":
@@ -31,12 +34,14 @@ def render(matrix: dict, fmt: str, limit: int) -> str:
         html = importlib.import_module("harness.render.html")
     except ModuleNotFoundError:
         raise UsageError("the html renderer is not installed in this build") from None
-    return html.render_html(matrix)
+    return html.render_html(matrix, stale_after_hours=stale_after)
 
 
 def run(args: argparse.Namespace) -> int:
     matrix = load_matrix(args.matrix)
-    text = render(matrix, args.format, args.limit)
+    if args.stale_after <= 0:
+        raise UsageError("--stale-after must be a positive number of hours")
+    text = render(matrix, args.format, args.limit, args.stale_after)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(text, encoding="utf-8")

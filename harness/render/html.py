@@ -19,13 +19,35 @@ from typing import Any, Final
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from harness.outcomes import OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup
+from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
 DEFAULT_STALE_AFTER_HOURS: Final = 168.0
 TRACE_CAP: Final = 4_000
 MESSAGE_CAP: Final = 2_000
 _OUTCOMES: Final = [o.value for o in Outcome]
+# The page uses text symbols that common fonts (DejaVu, Liberation) draw: the emoji of the
+# Markdown summary need a colour-emoji font that many CI browsers and servers lack.
+PAGE_OUTCOME_SYMBOLS: Final[dict[Outcome, str]] = {
+    Outcome.PASSED: "✔",
+    Outcome.FAILED: "✘",
+    Outcome.ERROR: "‼",
+    Outcome.SKIPPED: "»",
+    Outcome.XFAILED: "✗",
+    Outcome.XPASSED: "★",
+    Outcome.FLAKY: "↻",
+    Outcome.TIMEOUT: "◷",
+    Outcome.CRASHED: "☠",
+    Outcome.NOT_RUN: "○",
+}
+PAGE_STATE_SYMBOLS: Final[dict[Rollup, str]] = {
+    Rollup.SUPPORTED: "✔",
+    Rollup.PARTIAL: "◐",
+    Rollup.FAILING: "✘",
+    Rollup.UNSUPPORTED: "⊘",
+    Rollup.NOT_APPLICABLE: "–",
+    Rollup.NO_DATA: "?",
+}
 _ENV_FIELDS: Final = (
     ("torch", "torch"),
     ("torch_git", "torch git"),
@@ -147,8 +169,8 @@ def page_data(
         "alignment": matrix.get("alignment") or {"aligned": True, "suite_shas": []},
         "input_errors": [f"{e.get('source')}: {e.get('message')}" for e in matrix.get("input_errors") or []],
         "outcomes": _OUTCOMES,
-        "outcome_symbols": {o.value: OUTCOME_SYMBOLS[o] for o in Outcome},
-        "states": {r.value: {"symbol": ROLLUP_SYMBOLS[r], "meaning": ROLLUP_MEANING[r]} for r in Rollup},
+        "outcome_symbols": {o.value: PAGE_OUTCOME_SYMBOLS[o] for o in Outcome},
+        "states": {r.value: {"symbol": PAGE_STATE_SYMBOLS[r], "meaning": ROLLUP_MEANING[r]} for r in Rollup},
         "columns": [_column(c) for c in columns],
         "features": [
             {

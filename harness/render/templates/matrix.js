@@ -286,7 +286,7 @@
   function setupFilters() {
     var fo = document.getElementById("f-outcome"), fb = document.getElementById("f-backend");
     var ff = document.getElementById("f-feature"), fonly = document.getElementById("f-only");
-    option(fo, "", "any"); option(fo, "problems", "❌ any failure (failed, error, timeout, crashed)");
+    option(fo, "", "any"); option(fo, "problems", "✘ any failure (failed, error, timeout, crashed)");
     OUT.forEach(function (o) { option(fo, o, outcomeLabel(o)); });
     option(fb, "", "all columns");
     cols.forEach(function (c) { option(fb, c.id, c.name + " (" + c.id + ")"); });
@@ -320,9 +320,9 @@
   }
   function chrome() {
     var warn = document.getElementById("warnings");
-    if (!D.alignment.aligned) warn.appendChild(el("p", "warn", "⚠️ Columns ran different suite versions (" + D.alignment.suite_shas.join(", ") + "); compare with care."));
+    if (!D.alignment.aligned) warn.appendChild(el("p", "warn", "⚠ Columns ran different suite versions (" + D.alignment.suite_shas.join(", ") + "); compare with care."));
     var stale = cols.filter(function (c) { return c.stale; }), empty = cols.filter(function (c) { return !c.hasData; });
-    if (stale.length) warn.appendChild(el("p", "warn", "⚠️ STALE: " + stale.map(function (c) { return c.name + " (" + fmtAge(c.ageHours) + " old)"; }).join(", ") + "; older than " + D.stale_after_hours + " h."));
+    if (stale.length) warn.appendChild(el("p", "warn", "⚠ STALE: " + stale.map(function (c) { return c.name + " (" + fmtAge(c.ageHours) + " old)"; }).join(", ") + "; older than " + D.stale_after_hours + " h."));
     if (empty.length) warn.appendChild(el("p", "warn", "NO DATA: " + empty.map(function (c) { return c.name + " (" + (c.error || "no test results") + ")"; }).join(", ") + ". These columns are left out of every score."));
     D.input_errors.forEach(function (e) { warn.appendChild(el("p", "warn bad", "Input not read: " + e)); });
     var withData = cols.filter(function (c) { return c.hasData; }).length;

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.diff import classify, diff_matrices, regressions, render_diff_markdown
+from harness.matrix import merge_cell_dirs, write_matrix
+from tests.publishing_cells import REGRESSED, real_cells
+
+
+@pytest.fixture(scope="module")
+def matrices(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    cells = real_cells()
+    out = tmp_path_factory.mktemp("diff")
+    write_matrix(merge_cell_dirs([cells.base]), out / "base.json")
+    write_matrix(merge_cell_dirs([cells.new, cells.nodata]), out / "new.json")
+    return out / "base.json", out / "new.json"
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_diff_between_real_runs_names_each_change(matrices) -> None:
+    base, new = matrices
+    report = diff_matrices(_load(base), _load(new))
+    (cpu,) = report["columns"]
+    assert cpu["id"] == "cpu"
+    changes = {kind: [e["test"] for e in entries] for kind, entries in cpu["changes"].items()}
+    assert changes["newly_failing"] == [REGRESSED]
+    assert changes["newly_passing"] == ["alpha/test_a.py::test_fixed"]
+    assert changes["newly_skipped"] == ["alpha/test_a.py::test_skipnow"]
+    assert changes["added"] == ["alpha/test_a.py::test_new"]
+    assert changes["removed"] == ["alpha/test_a.py::test_gone"]
+    assert "alpha/test_a.py::test_known_bad" not in sum(changes.values(), []), "a failure that persists is no change"
+    assert report["regressions"] == 1
+    assert [c["id"] for c in report["columns_added"]] == ["rocm"]
+    assert report["columns_removed"] == []
+    assert regressions(report) == [("cpu", cpu["changes"]["newly_failing"][0])]
+    assert "regressed" in cpu["changes"]["newly_failing"][0]["message"]
+
+
+def test_markdown_and_json_outputs_name_test_and_backend(matrices, capsys) -> None:
+    base, new = matrices
+    assert main(["diff", str(base), str(new)]) == 0
+    md = capsys.readouterr().out
+    assert "### CPU `cpu`" in md and "**Newly failing** (1)" in md
+    assert f"`{REGRESSED}` (passed → failed)" in md
+    assert "**Columns added:** ROCm 7.2 `rocm`" in md
+    assert "1 new regression(s)" in md
+    assert main(["diff", str(base), str(new), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["columns"][0]["changes"]["newly_failing"][0]["test"] == REGRESSED
+
+
+def test_identical_matrices_have_no_changes(matrices) -> None:
+    base, _ = matrices
+    report = diff_matrices(_load(base), _load(base))
+    assert report["regressions"] == 0
+    assert not any(report["columns"][0]["changes"].values())
+    assert "No new regressions." in render_diff_markdown(report)
+
+
+def test_removed_column_is_reported(matrices) -> None:
+    base, new = matrices
+    report = diff_matrices(_load(new), _load(base))
+    assert [c["id"] for c in report["columns_removed"]] == ["rocm"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kind"),
+    [
+        ("passed", "failed", "newly_failing"),
+        ("skipped", "crashed", "newly_failing"),
+        ("failed", "error", "changed"),
+        ("failed", "passed", "newly_passing"),
+        ("xfailed", "xpassed", "newly_passing"),
+        ("passed", "skipped", "newly_skipped"),
+        ("passed", "not-run", "changed"),
+        ("passed", "passed", None),
+        (None, "failed", "added"),
+        ("failed", None, "removed"),
+    ],
+)
+def test_classification_rules(before, after, kind) -> None:
+    wrap = (lambda o: None if o is None else {"outcome": o})
+    assert classify(wrap(before), wrap(after)) == kind
+
+
+def test_unreadable_input_exits_4(tmp_path: Path, matrices, capsys) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["diff", str(bad), str(matrices[1])]) == 4
+    assert "not a readable matrix.json" in capsys.readouterr().err
