@@ -48,6 +48,8 @@ class RunOptions:
     pytest_args: tuple[str, ...] = ()
     progress: bool = True
     env: dict[str, str] = field(default_factory=dict)  # extra env for the suites
+    # The plugin's hard watchdog ends a test's process this long after test_timeout (native hangs).
+    hard_timeout_grace: float = HARD_TIMEOUT_GRACE
 
 
 @dataclass
@@ -209,7 +211,7 @@ def run_env(
         "COMPAT_CELL_DIR": launcher.cell_path,
         "COMPAT_BACKEND": backend.id,
         "COMPAT_TEST_TIMEOUT": str(int(opts.test_timeout)),
-        "COMPAT_HARD_TIMEOUT": str(int(opts.test_timeout + HARD_TIMEOUT_GRACE)),
+        "COMPAT_HARD_TIMEOUT": f"{opts.test_timeout + opts.hard_timeout_grace:g}",
         "PYTHONPATH": os.pathsep.join(p for p in (launcher.plugin_path, base.get("PYTHONPATH")) if p),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",

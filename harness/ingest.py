@@ -25,6 +25,8 @@ MESSAGE_CAP: Final = 2_000
 TRACE_CAP: Final = 8_000
 _XDIST_CRASH_RE: Final = re.compile(r"worker '(gw\d+)' crashed while running '([^']+)'")
 _FATAL_RE: Final = re.compile(r"^Fatal Python error: (.+?)\s*$")
+# faulthandler's watchdog (the plugin's backstop for hangs that hold the GIL) logs this.
+_WATCHDOG_RE: Final = re.compile(r"^(Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\))!\s*$")
 _STRICT_XPASS: Final = "[XPASS(strict)]"
 
 
@@ -122,7 +124,7 @@ def read_fault_signals(cell: Path) -> dict[str, str]:
                 if line.startswith("compat-test-start: "):
                     current = line[len("compat-test-start: ") :].strip()
                     continue
-                match = _FATAL_RE.match(line)
+                match = _FATAL_RE.match(line) or _WATCHDOG_RE.match(line)
                 if match and current:
                     signals[current] = match.group(1)
     return signals
@@ -379,6 +381,10 @@ def ingest_cell(path: Path) -> CellResult:
             record.signal = signals.get(nodeid)
             if record.signal and record.message and record.signal not in record.message:
                 record.message = f"{record.message} ({record.signal})"
+        if record.outcome is Outcome.CRASHED and (record.signal or "").startswith("Timeout ("):
+            # Not a crash: the watchdog ended a test stuck in native code holding the GIL.
+            record.outcome, record.signal = Outcome.TIMEOUT, None
+            record.message = "Timeout: hung past the hard limit holding the interpreter; the watchdog ended the process"
         if record.feature == "" and record.properties.get("feature"):
             record.feature = str(record.properties["feature"])
         _parse_properties(record)

@@ -23,6 +23,7 @@ import pytest
 CELL_DIR_ENV = "COMPAT_CELL_DIR"
 HARD_TIMEOUT_ENV = "COMPAT_HARD_TIMEOUT"
 TIMEOUT_EXIT_CODE = 124
+_BACKSTOP_MARGIN = 5.0  # seconds after the hard timeout before faulthandler ends a GIL-bound hang
 _TEXT_HEAD = 4_000
 _TEXT_TAIL = 28_000
 
@@ -142,11 +143,18 @@ class CellRecorder:
             timer = threading.Timer(self.hard_timeout, self._hard_timeout, args=(item.nodeid,))
             timer.daemon = True
             timer.start()
+            if self._fault_file is not None:
+                # Backstop for a hang that holds the GIL (the timer thread then never runs):
+                # faulthandler's C watchdog logs "Timeout (h:mm:ss)!" and ends the process.
+                faulthandler.dump_traceback_later(
+                    self.hard_timeout + _BACKSTOP_MARGIN, exit=True, file=self._fault_file
+                )
         try:
             yield
         finally:
             if timer is not None:
                 timer.cancel()
+                faulthandler.cancel_dump_traceback_later()
 
     def _hard_timeout(self, nodeid: str) -> None:
         self.event("timeout", nodeid=nodeid, seconds=self.hard_timeout)
