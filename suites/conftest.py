@@ -40,6 +40,12 @@ NETWORK_ERROR = "network access is disabled in the suites"
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "perf: performance test; records figures, asserts at most a floor")
     config.addinivalue_line("markers", "timeout(seconds): per-test soft timeout (default $COMPAT_TEST_TIMEOUT or 300)")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if workers > 1 and not os.environ.get("OMP_NUM_THREADS"):
+        # xdist workers share the cores: don't oversubscribe them with intra-op threads
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
     if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         # per process (each xdist worker is one): never share a compile cache between runs
         cache = tempfile.mkdtemp(prefix="compat-inductor-")
@@ -102,11 +108,18 @@ def suite_node_id(item: pytest.Item) -> str:
     return f"{rel}{sep}{rest}"
 
 
+def _base_properties(item: pytest.Item) -> list[tuple[str, str]]:
+    e = compat_env_mod.get()
+    return [("feature", feature_of(item.path)), ("backend", e.backend), ("device", e.device_label)]
+
+
 @pytest.fixture(autouse=True)
-def _compat_properties(request: pytest.FixtureRequest, record_property: Any, compat_env: compat_env_mod.Env) -> None:
-    record_property("feature", feature_of(request.node.path))
-    record_property("backend", compat_env.backend)
-    record_property("device", compat_env.device_label)
+def _compat_properties(request: pytest.FixtureRequest, record_property: Any) -> None:
+    """record_property is autouse: feature/backend/device on every test (perf tests add perf.*)."""
+    recorded = {k for k, _ in request.node.user_properties}
+    for key, value in _base_properties(request.node):
+        if key not in recorded:
+            record_property(key, value)
 
 
 @pytest.fixture(autouse=True)
@@ -175,6 +188,9 @@ def _can_alarm() -> bool:
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    # tests skipped by a mark never run fixtures: give them their properties here
+    recorded = {k for k, _ in item.user_properties}
+    item.user_properties.extend(p for p in _base_properties(item) if p[0] not in recorded)
     seconds = _timeout_for(item)
     if seconds > 0 and _can_alarm():
 

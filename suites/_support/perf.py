@@ -47,5 +47,6 @@ def record_perf(
 ) -> None:
     """``perf.<name>`` = JSON {value, unit, shape, dtype, note, ...} (the harness reads it)."""
     payload: dict[str, Any] = {"value": float(value), "unit": unit, "shape": shape, "dtype": dtype, "note": note}
+    payload["cpu_threads"] = torch.get_num_threads()
     payload.update(extra)
     record_property(f"perf.{name}", json.dumps(payload, sort_keys=True))
