@@ -161,11 +161,14 @@ class _Builder:
             self._finish_case(elem)
 
     def _finish_case(self, elem: ET.Element) -> None:
+        name = elem.get("name", "?")
+        _, time_problem = parse_time(elem.get("time"))
+        if time_problem:
+            self.read.errors.append(f"{self.read.path.name}: testcase {name!r}: {time_problem}; duration left empty")
         try:
             self.read.cases.append(to_case(elem, self.suite_names[-1] if self.suite_names else None))
         except ValueError as err:
-            name = elem.get("name", "?")
-            self.read.errors.append(f"testcase {name!r}: {err}")
+            self.read.errors.append(f"{self.read.path.name}: testcase {name!r}: {err}")
 
 
 def to_case(elem: ET.Element, suite: str | None) -> JUnitCase:
