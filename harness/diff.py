@@ -102,7 +102,12 @@ def diff_matrices(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _column_ref(column: dict[str, Any]) -> dict[str, Any]:
-    return {"id": column["id"], "backend": column["backend"], "display_name": column["display_name"], "state": column["state"]}
+    return {
+        "id": column["id"],
+        "backend": column["backend"],
+        "display_name": column["display_name"],
+        "state": column["state"],
+    }
 
 
 def regressions(report: dict[str, Any], columns: Iterable[str] | None = None) -> list[tuple[str, dict[str, Any]]]:

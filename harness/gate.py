@@ -66,9 +66,7 @@ def evaluate_gate(
             tests = failing.get(column["id"], [])
             if tests:
                 more = f" and {len(tests) - 3} more" if len(tests) > 3 else ""
-                result.reasons.append(
-                    f"{column['id']}: {len(tests)} failing test(s): {', '.join(tests[:3])}{more}"
-                )
+                result.reasons.append(f"{column['id']}: {len(tests)} failing test(s): {', '.join(tests[:3])}{more}")
     if new_regressions and baseline is not None:
         report = diff_matrices(baseline, matrix)
         for column_id, entry in regressions(report, [c["id"] for c in columns]):

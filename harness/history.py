@@ -11,13 +11,15 @@ import hashlib
 import json
 import os
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from harness.cell import write_json_atomic
 
 HISTORY_SCHEMA: Final = "history/1"
-_NAME_RE: Final = re.compile(r"^(\d{8}T\d{6}Z)-([A-Za-z0-9._-]+)\.json$")
+# <publish time, UTC, to the microsecond>-<run key>.json: names sort in the order runs were appended.
+_NAME_RE: Final = re.compile(r"^(\d{8}T\d{6}\.\d{6}Z)-([A-Za-z0-9._-]+)\.json$")
 
 
 def run_key(matrix: dict[str, Any]) -> str:
@@ -46,7 +48,9 @@ def summarize(matrix: dict[str, Any]) -> dict[str, Any]:
                 "torch": env.get("torch"),
                 "suite_sha": env.get("suite_sha"),
                 "started_at": env.get("started_at"),
-                "features": {fid: cells[column["id"]]["state"] for fid, cells in matrix["cells"].items() if column["id"] in cells},
+                "features": {
+                    fid: cells[column["id"]]["state"] for fid, cells in matrix["cells"].items() if column["id"] in cells
+                },
             }
         )
     return {
@@ -57,9 +61,8 @@ def summarize(matrix: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _stamp(iso: str) -> str:
-    digits = re.sub(r"[^0-9]", "", iso)[:14]
-    return f"{digits[:8]}T{digits[8:14]}Z"
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def append_run(history_dir: Path, matrix: dict[str, Any]) -> Path | None:
@@ -69,7 +72,7 @@ def append_run(history_dir: Path, matrix: dict[str, Any]) -> Path | None:
     if any(m.group(2) == summary["run"] for m in _names(history_dir)):
         write_index(history_dir)
         return None
-    path = history_dir / f"{_stamp(summary['generated_at'])}-{summary['run']}.json"
+    path = history_dir / f"{_stamp()}-{summary['run']}.json"
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(summary, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
     # link() fails if the name exists, so an existing summary is never replaced.

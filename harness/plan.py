@@ -73,7 +73,9 @@ def github_matrix(cells: Sequence[PlannedCell]) -> str:
 
 def table(cells: Sequence[PlannedCell]) -> str:
     headers = ("cell", "backend", "image", "runner labels", "self-hosted")
-    rows = [(c.cell_id, c.display_name, c.image, ",".join(c.runner_labels), "yes" if c.self_hosted else "no") for c in cells]
+    rows = [
+        (c.cell_id, c.display_name, c.image, ",".join(c.runner_labels), "yes" if c.self_hosted else "no") for c in cells
+    ]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in [headers, *rows]]
     return "\n".join(lines) + "\n"

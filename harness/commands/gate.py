@@ -15,7 +15,9 @@ HELP = "exit 1 on failures, on new regressions against a baseline, or on NO DATA
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("matrix", type=Path, help="the matrix.json to judge")
     parser.add_argument("--baseline", type=Path, help="the matrix.json to compare with (for --new-regressions)")
-    parser.add_argument("--any-failure", action="store_true", help="fail when any test fails, errors, times out or crashes")
+    parser.add_argument(
+        "--any-failure", action="store_true", help="fail when any test fails, errors, times out or crashes"
+    )
     parser.add_argument(
         "--new-regressions", action="store_true", help="fail only on tests that fail now and did not in the baseline"
     )

@@ -17,9 +17,7 @@ HELP = "write a static site (index.html, matrix.json, badges/, history/) and the
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("site", type=Path, help="output folder, e.g. site/ (its history/ is kept and appended to)")
-    parser.add_argument(
-        "--matrix", type=Path, default=Path("results/matrix.json"), help="default: results/matrix.json"
-    )
+    parser.add_argument("--matrix", type=Path, default=Path("results/matrix.json"), help="default: results/matrix.json")
     parser.add_argument(
         "--stale-after",
         type=float,

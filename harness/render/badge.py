@@ -12,7 +12,14 @@ from typing import Any, Final
 GREY: Final = "#9f9f9f"
 LABEL_GREY: Final = "#555"
 # (minimum supported ratio, colour): first match wins.
-_SCALE: Final = ((1.0, "#4c1"), (0.9, "#97ca00"), (0.75, "#a4a61d"), (0.5, "#dfb317"), (0.25, "#fe7d37"), (0.0, "#e05d44"))
+_SCALE: Final = (
+    (1.0, "#4c1"),
+    (0.9, "#97ca00"),
+    (0.75, "#a4a61d"),
+    (0.5, "#dfb317"),
+    (0.25, "#fe7d37"),
+    (0.0, "#e05d44"),
+)
 _NARROW: Final = frozenset("fijlrt!|.,:;'()[] ")
 _WIDE: Final = frozenset("mwMW@%")
 

