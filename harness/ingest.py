@@ -42,6 +42,7 @@ class TestRecord:
     duration: float | None = None
     attempts: int = 1
     properties: dict[str, Any] = field(default_factory=dict)
+    scope: str = "backend"  # "host": host-side logic that does not speak for the backend's device
     strict: bool | None = None  # for xpassed: did pytest count it as a failure
     signal: str | None = None  # for crashed: the fatal signal, when known
     extra_messages: list[str] = field(default_factory=list)  # teardown errors, earlier attempts
@@ -50,6 +51,8 @@ class TestRecord:
         data = asdict(self)
         data["outcome"] = self.outcome.value
         data["skip_class"] = self.skip_class.value if self.skip_class else None
+        if self.scope == "backend":
+            data.pop("scope")  # the default; only host-scope results carry it
         return {k: v for k, v in data.items() if v not in (None, [], {})}
 
 
@@ -114,9 +117,12 @@ def read_collected(path: Path, errors: list[str]) -> list[dict[str, str]]:
         return []
 
 
-def read_fault_signals(cell: Path) -> dict[str, str]:
-    """nodeid -> fatal signal, from faulthandler logs ('Fatal Python error: Aborted')."""
+def read_fault_logs(cell: Path) -> tuple[dict[str, str], set[str]]:
+    """From the test processes' own logs: nodeid -> fatal signal ('Fatal Python error:
+    Aborted'), and the last test each process started (it may have died in it before the
+    controller could log its start)."""
     signals: dict[str, str] = {}
+    last_started: set[str] = set()
     for path in sorted(cell.glob("faults-*.log")):
         current = None
         with path.open("r", encoding="utf-8", errors="replace") as handle:
@@ -127,7 +133,9 @@ def read_fault_signals(cell: Path) -> dict[str, str]:
                 match = _FATAL_RE.match(line) or _WATCHDOG_RE.match(line)
                 if match and current:
                     signals[current] = match.group(1)
-    return signals
+        if current:
+            last_started.add(current)
+    return signals, last_started
 
 
 def junit_nodeid(case: JUnitCase) -> str:
@@ -297,6 +305,8 @@ def _parse_properties(record: TestRecord) -> None:
     """Drop bookkeeping properties; decode JSON perf figures."""
     record.properties.pop("nodeid", None)
     record.properties.pop("feature", None)
+    if record.properties.pop("scope", None) == "host":
+        record.scope = "host"
     for key, value in list(record.properties.items()):
         if key.startswith("perf.") and isinstance(value, str):
             with contextlib.suppress(ValueError):
@@ -321,9 +331,12 @@ def ingest_cell(path: Path) -> CellResult:
 
     order: list[str] = []
     features: dict[str, str] = {}
+    host_scope: set[str] = set()
     for test in collected:
         order.append(test["nodeid"])
         features[test["nodeid"]] = test.get("feature") or feature_of(test["nodeid"])
+        if test.get("scope") == "host":
+            host_scope.add(test["nodeid"])
     by_node: dict[str, list[dict[str, Any]]] = defaultdict(list)
     started: set[str] = set()
     finished: set[str] = set()
@@ -351,12 +364,15 @@ def ingest_cell(path: Path) -> CellResult:
         if nodeid not in features:
             order.append(nodeid)
             features[nodeid] = case.property("feature") or feature_of(nodeid)
-    signals = read_fault_signals(path)
+    signals, last_started = read_fault_logs(path)
+    started |= last_started
     exit_info = manifest.get("exit") or {}
 
     records: list[TestRecord] = []
     for nodeid in order:
         record = TestRecord(nodeid=nodeid, feature=features[nodeid], outcome=Outcome.NOT_RUN)
+        if nodeid in host_scope:
+            record.scope = "host"
         reports = by_node.get(nodeid)
         cases = cases_by_node.get(nodeid, [])
         if reports:

@@ -166,12 +166,19 @@ def build_matrix(
         backend = cell.manifest.get("backend", "")
         state = _column_state(cell)
         per_feature: dict[str, Counter] = {fid: Counter() for fid in feature_ids}
-        unsupported: Counter = Counter()
+        skips: dict[str, Counter] = {fid: Counter() for fid in feature_ids}
+        # The state is judged on backend-scope tests; host-scope ones (formats, API presence)
+        # decide only where a feature has nothing else.
+        judged_on: dict[str, dict[str, Counter]] = {fid: {"backend": Counter(), "host": Counter()} for fid in feature_ids}
         for record in cell.records:
             fid = record.feature or "unassigned"
             per_feature[fid][record.outcome.value] += 1
-            if record.skip_class is SkipClass.UNSUPPORTED and record.outcome is Outcome.SKIPPED:
-                unsupported[fid] += 1
+            scope = judged_on[fid]["host" if record.scope == "host" else "backend"]
+            scope[record.outcome.value] += 1
+            if record.outcome is Outcome.SKIPPED:
+                skips[fid][(record.skip_class or SkipClass.UNCLASSIFIED).value] += 1
+                if record.skip_class is SkipClass.UNSUPPORTED:
+                    scope["_unsupported"] += 1
             entry = tests.setdefault(record.nodeid, {"id": record.nodeid, "feature": fid, "results": {}})
             entry["results"][column_id] = record.to_json() | {"outcome": record.outcome.value}
             entry["results"][column_id].pop("nodeid", None)
@@ -179,8 +186,13 @@ def build_matrix(
         states: Counter = Counter()
         for fid in feature_ids:
             counts = dict(per_feature[fid])
-            rolled = Rollup.NO_DATA if state == "no-data" else rollup_counts(counts, unsupported[fid])
-            grid[fid][column_id] = {"state": rolled.value, "counts": counts}
+            basis = judged_on[fid]["backend"] or judged_on[fid]["host"]
+            unsupported = basis.pop("_unsupported", 0)
+            rolled = Rollup.NO_DATA if state == "no-data" else rollup_counts(basis, unsupported)
+            grid[fid][column_id] = {"state": rolled.value, "counts": counts, "skips": dict(skips[fid])}
+            host = sum(judged_on[fid]["host"].values()) - judged_on[fid]["host"].get("_unsupported", 0)
+            if host:
+                grid[fid][column_id]["host_tests"] = host
             states[rolled.value] += 1
         judged = sum(states[s.value] for s in _VERDICT_STATES)
         totals: Counter = Counter()

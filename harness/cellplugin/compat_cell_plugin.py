@@ -53,6 +53,12 @@ def _feature_of(item: pytest.Item) -> str:
     return first[0] if len(first) > 1 else ""
 
 
+def _is_host_scope(item: pytest.Item) -> bool:
+    """Tests marked `host` check host-side logic (formats, API presence) and do not speak
+    for the backend's device support; the roll-up uses them only when nothing else ran."""
+    return item.get_closest_marker("host") is not None
+
+
 def _crash_message(report: pytest.TestReport) -> str | None:
     longrepr = report.longrepr
     if longrepr is None:
@@ -119,6 +125,8 @@ class CellRecorder:
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         item.user_properties.append(("nodeid", item.nodeid))
         item.user_properties.append(("feature", _feature_of(item)))
+        if _is_host_scope(item):
+            item.user_properties.append(("scope", "host"))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.worker not in (None, "gw0"):
@@ -126,7 +134,13 @@ class CellRecorder:
         if self.worker is None and not self.runs_tests:
             return  # the xdist controller collects nothing; gw0 writes the list
         tests = [
-            {"nodeid": item.nodeid, "feature": _feature_of(item), "path": str(item.path)} for item in session.items
+            {
+                "nodeid": item.nodeid,
+                "feature": _feature_of(item),
+                "scope": "host" if _is_host_scope(item) else "backend",
+                "path": str(item.path),
+            }
+            for item in session.items
         ]
         payload = {"count": len(tests), "tests": tests, "collect_errors": self.collect_errors}
         path = os.path.join(self.cell_dir, "collected.json")
@@ -203,6 +217,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "feature(id): the feature row this test belongs to")
+    config.addinivalue_line("markers", "host: checks host-side logic only; does not speak for the backend")
     cell_dir = os.environ.get(CELL_DIR_ENV) or config.getini("compat_cell_dir")
     if not cell_dir:
         return

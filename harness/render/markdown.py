@@ -48,8 +48,17 @@ def state_label(state: str) -> str:
     return f"{ROLLUP_SYMBOLS[rollup]} {word}"
 
 
-def _counts_text(counts: dict[str, int]) -> str:
-    return ", ".join(f"{counts[k]} {k}" for k in _COUNT_ORDER if counts.get(k))
+def _counts_text(counts: dict[str, int], skips: dict[str, int] | None = None) -> str:
+    """'22 passed, 5 skipped (5 unsupported)': skips are told apart by their reason class."""
+    parts = []
+    for key in _COUNT_ORDER:
+        if not counts.get(key):
+            continue
+        text = f"{counts[key]} {key}"
+        if key == Outcome.SKIPPED.value and skips:
+            text += " (" + ", ".join(f"{n} {cls}" for cls, n in sorted(skips.items())) + ")"
+        parts.append(text)
+    return ", ".join(parts)
 
 
 def environment_line(column: dict[str, Any]) -> str:
@@ -104,13 +113,13 @@ def _table(matrix: dict[str, Any], with_counts: bool) -> list[str]:
                 continue
             text = state_label(cell["state"])
             if with_counts and cell["state"] != "no-data":
-                text += f"<br>{_counts_text(cell['counts'])}"
+                text += f"<br>{_counts_text(cell['counts'], cell.get('skips'))}"
             row.append(text)
         lines.append("| " + " | ".join(row) + " |")
     score = ["**Features supported**", ""]
     for column in columns:
         s = column.get("score")
-        score.append("NO DATA" if s is None else f"{s['supported']}/{s['judged']} judged of {s['features']}")
+        score.append("NO DATA" if s is None else f"{s['supported']}/{s['judged']} features")
     lines.append("| " + " | ".join(score) + " |")
     return lines
 
