@@ -126,8 +126,9 @@
     if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
     if (c.stale) th.appendChild(el("span", "tag stale", "STALE")).title = "results are " + fmtAge(c.ageHours) + " old (limit " + D.stale_after_hours + " h)";
     if (c.state === "partial-run") th.appendChild(el("span", "tag partial-run", "PARTIAL RUN")).title = "cell status: " + c.status;
-    var score = c.score ? c.score.supported + "/" + c.score.judged + " features supported" : "NO DATA: " + (c.error || "no test results");
-    th.appendChild(el("div", "score", score));
+    var why = c.error || "no test results";
+    var score = c.score ? c.score.supported + "/" + c.score.judged + " features supported" : (why.length > 90 ? why.slice(0, 89) + "…" : why);
+    th.appendChild(el("div", "score", score)).title = c.score ? "" : why;
     var trend = D.trend[c.id];
     if (trend && trend.length) th.appendChild(sparkline(trend));
     var details = el("details", "env");
