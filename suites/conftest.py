@@ -232,8 +232,24 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def _deselect_other_backends(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests of another accelerator's API (XPUGraph on a CUDA build) say nothing about this
+    backend: drop them there. CPU builds keep everything, each skipping with its reason."""
+    build = compat_env_mod.get().build
+    if build == "cpu":
+        return
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("only_builds")
+        (drop if marker is not None and build not in marker.args else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     global _EXPECTATIONS_ERROR
+    _deselect_other_backends(config, items)
     backend_id = compat_env_mod.get().backend
     try:
         known = expectations.load(EXPECTATIONS_DIR, backend_id)

@@ -114,6 +114,8 @@ def _table(matrix: dict[str, Any], with_counts: bool) -> list[str]:
             text = state_label(cell["state"])
             if with_counts and cell["state"] != "no-data":
                 text += f"<br>{_counts_text(cell['counts'], cell.get('skips'))}"
+                if cell.get("host_tests"):
+                    text += f"; {cell['host_tests']} host-side"
             row.append(text)
         lines.append("| " + " | ".join(row) + " |")
     score = ["**Features supported**", ""]

@@ -6,11 +6,14 @@ import pytest
 import torch
 from _support.requires import cuda_runtime_at_least, nvidia_gpu, requires, torch_at_least
 
-pytestmark = requires(
-    torch_at_least("2.12", "torch.cond inside CUDA graphs"),
-    nvidia_gpu("torch.cond inside CUDA graphs (conditional graph nodes)"),
-    cuda_runtime_at_least("12.4", "torch.cond inside CUDA graphs (conditional IF nodes)"),
-)
+pytestmark = [
+    pytest.mark.only_builds("cuda", "rocm"),
+    requires(
+        torch_at_least("2.12", "torch.cond inside CUDA graphs"),
+        nvidia_gpu("torch.cond inside CUDA graphs (conditional graph nodes)"),
+        cuda_runtime_at_least("12.4", "torch.cond inside CUDA graphs (conditional IF nodes)"),
+    ),
+]
 
 
 def _true(x: torch.Tensor) -> torch.Tensor:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 from _support.requires import HARDWARE, accelerator, fact, requires
 
-pytestmark = requires(
-    accelerator("cuda", what="torch.cuda.CUDAGraph capture"),
-    fact(torch.cuda.is_available(), HARDWARE, "torch.cuda.is_available() is False"),
-)
+pytestmark = [
+    pytest.mark.only_builds("cuda", "rocm"),
+    requires(
+        accelerator("cuda", what="torch.cuda.CUDAGraph capture"),
+        fact(torch.cuda.is_available(), HARDWARE, "torch.cuda.is_available() is False"),
+    ),
+]
 
 
 def test_cuda_graph_static_input_replay(device: torch.device) -> None:

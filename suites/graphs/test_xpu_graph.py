@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from _support.requires import accelerator, requires, torch_at_least
 
-pytestmark = requires(torch_at_least("2.11", "torch.xpu.XPUGraph"), accelerator("xpu", what="XPUGraph capture"))
+pytestmark = [
+    pytest.mark.only_builds("xpu"),
+    requires(torch_at_least("2.11", "torch.xpu.XPUGraph"), accelerator("xpu", what="XPUGraph capture")),
+]
 
 
 def _sync() -> None:
