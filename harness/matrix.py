@@ -169,7 +169,9 @@ def build_matrix(
         skips: dict[str, Counter] = {fid: Counter() for fid in feature_ids}
         # The state is judged on backend-scope tests; host-scope ones (formats, API presence)
         # decide only where a feature has nothing else.
-        judged_on: dict[str, dict[str, Counter]] = {fid: {"backend": Counter(), "host": Counter()} for fid in feature_ids}
+        judged_on: dict[str, dict[str, Counter]] = {
+            fid: {"backend": Counter(), "host": Counter()} for fid in feature_ids
+        }
         for record in cell.records:
             fid = record.feature or "unassigned"
             per_feature[fid][record.outcome.value] += 1

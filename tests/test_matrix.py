@@ -1,0 +1,129 @@
+"""Merging real cells into matrix.json: identity from manifests, dedup, NO DATA, schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from harness.cell import write_json_atomic
+from harness.matrix import load_matrix, merge_cell_dirs, validate_matrix, write_matrix
+from tests.cellfactory import run_sample_cell, write_suite
+
+FILES = {
+    "alpha/test_alpha.py": """
+        import pytest
+        def test_ok():
+            pass
+        def test_also_ok():
+            pass
+        @pytest.mark.skip(reason="[unsupported] not on this backend")
+        def test_unsupported():
+            pass
+    """,
+    "beta/test_beta.py": """
+        def test_beta_fails():
+            assert False, "beta broke"
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory):
+    root = tmp_path_factory.mktemp("matrix")
+    suites = write_suite(root / "suites", FILES)
+    first = run_sample_cell(suites, root / "runner-a", cell_id="cpu-runner-a")
+    second = run_sample_cell(suites, root / "runner-b", cell_id="cpu-runner-b")
+    no_device = run_sample_cell(suites, root / "runner-c", backend="cu130", cell_id="cu130-no-gpu")
+    return first.cell_dir, second.cell_dir, no_device.cell_dir
+
+
+def test_same_file_names_stay_separate_columns(cells):
+    first, second, _ = cells
+    assert (first / "junit.xml").read_text().count('name="pytest"') == 1  # pytest's default suite name
+    matrix = merge_cell_dirs([first, second])
+    assert [c["id"] for c in matrix["columns"]] == ["cpu-runner-a", "cpu-runner-b"]
+    for column in matrix["columns"]:
+        assert column["counts"] == {"passed": 2, "skipped": 1, "failed": 1}
+
+
+def test_rollups_and_features_from_metadata(cells):
+    matrix = merge_cell_dirs([cells[0]])
+    assert [f["id"] for f in matrix["features"]] == ["alpha", "beta"]
+    assert matrix["features"][0]["title"] == "Alpha feature"
+    assert matrix["cells"]["alpha"]["cpu-runner-a"]["state"] == "partial"
+    assert matrix["cells"]["beta"]["cpu-runner-a"]["state"] == "failing"
+    assert matrix["columns"][0]["score"] == {
+        "supported": 0,
+        "judged": 2,
+        "features": 2,
+        "states": {"partial": 1, "failing": 1},
+    }
+
+
+def test_column_without_device_is_no_data_not_failing(cells):
+    matrix = merge_cell_dirs([cells[0], cells[2]])
+    column = next(c for c in matrix["columns"] if c["id"] == "cu130-no-gpu")
+    assert column["state"] == "no-data"
+    assert column["cell_status"] == "infra-error"
+    assert column["score"] is None
+    assert "cu130" in column["error"] and "cpu build" in column["error"]
+    assert {matrix["cells"][f]["cu130-no-gpu"]["state"] for f in ("alpha", "beta")} == {"no-data"}
+    validate_matrix(matrix)
+
+
+def test_environment_comes_from_the_manifest(cells):
+    column = merge_cell_dirs([cells[0]])["columns"][0]
+    env = column["environment"]
+    assert env["torch"].startswith("2.") and env["python"] and env["runner"]
+    assert env["mode"] == "native" and env["started_at"]
+    assert column["backend"] == "cpu" and column["display_name"] == "CPU"
+
+
+def test_duplicate_upload_merged_once_and_latest_attempt_wins(cells, tmp_path):
+    first = cells[0]
+    duplicate = tmp_path / "download-1" / "cell"
+    shutil.copytree(first, duplicate)
+    retry = tmp_path / "download-2" / "cell"
+    shutil.copytree(first, retry)
+    manifest = json.loads((retry / "manifest.json").read_text())
+    manifest.update(run_id="retry-run", run_attempt=2)
+    write_json_atomic(retry / "manifest.json", manifest)
+    matrix = merge_cell_dirs([first, duplicate, retry])
+    assert len(matrix["columns"]) == 1
+    assert matrix["columns"][0]["run_id"] == "retry-run"
+    notes = " ".join(n["note"] for n in matrix["notes"])
+    assert "merged once" in notes and "superseded" in notes
+
+
+def test_unreadable_input_is_reported_and_others_kept(cells, tmp_path):
+    bogus = tmp_path / "not-a-cell"
+    bogus.mkdir()
+    matrix = merge_cell_dirs([bogus, cells[0]])
+    assert [c["id"] for c in matrix["columns"]] == ["cpu-runner-a"]
+    assert matrix["input_errors"][0]["source"] == str(bogus)
+    assert "no manifest.json" in matrix["input_errors"][0]["message"]
+
+
+def test_json_round_trip_validates(cells, tmp_path):
+    matrix = merge_cell_dirs(list(cells))
+    path = tmp_path / "matrix.json"
+    write_matrix(matrix, path)
+    loaded = load_matrix(path)
+    validate_matrix(loaded)
+    assert loaded["schema_version"] == "1.0"
+    assert loaded["alignment"]["aligned"] is True
+    tests = {t["id"]: t for t in loaded["tests"]}
+    assert tests["beta/test_beta.py::test_beta_fails"]["results"]["cpu-runner-a"]["message"].startswith(
+        "AssertionError"
+    )
+
+
+def test_future_schema_is_refused(tmp_path):
+    from harness.errors import InputError
+
+    path = tmp_path / "matrix.json"
+    path.write_text(json.dumps({"schema_version": "2.0"}))
+    with pytest.raises(InputError, match="not supported"):
+        load_matrix(path)
