@@ -365,7 +365,10 @@ def ingest_cell(path: Path) -> CellResult:
             order.append(nodeid)
             features[nodeid] = case.property("feature") or feature_of(nodeid)
     signals, last_started = read_fault_logs(path)
-    started |= last_started
+    if status != CellStatus.COMPLETED.value:
+        # Only a run that did not end normally has tests in flight; after a completed run a
+        # process's last test finished (its events may just be lost).
+        started |= last_started
     exit_info = manifest.get("exit") or {}
 
     records: list[TestRecord] = []

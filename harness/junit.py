@@ -23,17 +23,29 @@ from junitparser import xunit2
 CHUNK: Final = 1 << 16
 TEXT_CAP: Final = 64_000  # characters kept per failure/skip/error body
 OUTPUT_CAP: Final = 8_000  # characters kept of system-out / system-err
+MAX_DEPTH: Final = 256  # nesting deeper than this is an attack, not a report
+# One tag, attribute value or comment longer than this is refused: expat (before 2.6) re-scans
+# an unfinished token on every chunk, so a 100 MB attribute would take minutes.
+TOKEN_CAP: Final = 16 << 20
 _ROOTS: Final = ("testsuites", "testsuite")
 _RESULT_TAGS: Final = ("failure", "error", "skipped")
 _RERUN_TAGS: Final = ("rerunFailure", "rerunError", "flakyFailure", "flakyError")
 _KEEP_TAGS: Final = frozenset(
     {"properties", "property", "system-out", "system-err", *_RESULT_TAGS, *_RERUN_TAGS, "stackTrace"}
 )
+_TRUNCATION_CODES: Final = frozenset(
+    expat.errors.codes[getattr(expat.errors, name)]
+    for name in ("XML_ERROR_NO_ELEMENTS", "XML_ERROR_UNCLOSED_TOKEN", "XML_ERROR_PARTIAL_CHAR")
+)
 _UNIT_RE: Final = re.compile(r"^\s*([0-9]+(?:[.,][0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*(ms|s|sec|m|min)?\s*$")
 
 
 class HostileXMLError(ValueError):
-    """The document declares a DOCTYPE or entities; refused before any expansion."""
+    """The document declares a DOCTYPE or entities, or nests absurdly; refused before any expansion."""
+
+
+class _TokenTooLarge(ValueError):
+    pass
 
 
 @dataclass
@@ -90,8 +102,10 @@ def parse_time(raw: str | None) -> tuple[float | None, str | None]:
 class _Builder:
     """Turns expat events into one capped ElementTree element per <testcase>."""
 
-    def __init__(self, read: JUnitRead) -> None:
+    def __init__(self, read: JUnitRead, parser: expat.XMLParserType) -> None:
         self.read = read
+        self.parser = parser
+        self.mark = 0  # byte offset of the latest event: how far parsing really got
         self.depth = 0
         self.suite_names: list[str] = []
         self.stack: list[ET.Element] = []  # open elements inside the current testcase
@@ -101,7 +115,10 @@ class _Builder:
         self.dropped: list[int] = []
 
     def start(self, tag: str, attrs: dict[str, str]) -> None:
+        self.mark = self.parser.CurrentByteIndex
         self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise HostileXMLError(f"elements nested deeper than {MAX_DEPTH} levels")
         if self.depth == 1:
             self.read.root = tag
             if tag not in _ROOTS:
@@ -132,6 +149,7 @@ class _Builder:
         self.dropped.append(0)
 
     def data(self, text: str) -> None:
+        self.mark = self.parser.CurrentByteIndex
         if not self.stack:
             return
         room = self.caps[-1] - self.sizes[-1]
@@ -142,6 +160,7 @@ class _Builder:
         self.dropped[-1] += max(0, len(text) - max(room, 0))
 
     def end(self, tag: str) -> None:
+        self.mark = self.parser.CurrentByteIndex
         self.depth -= 1
         if tag == "testsuite" and not self.stack:
             if self.suite_names:
@@ -224,8 +243,8 @@ def read_junit(path: Path) -> JUnitRead:
     except OSError as err:
         read.errors.append(f"{path.name}: cannot open: {err}")
         return read
-    builder = _Builder(read)
     parser = expat.ParserCreate()
+    builder = _Builder(read, parser)
     parser.buffer_text = True
     parser.StartElementHandler = builder.start
     parser.EndElementHandler = builder.end
@@ -237,9 +256,13 @@ def read_junit(path: Path) -> JUnitRead:
     size = 0
     with handle:
         try:
-            while chunk := handle.read(CHUNK):
+            pending = 0  # bytes fed since the latest event: an unfinished token
+            while chunk := handle.read(max(CHUNK, pending)):  # growing reads keep re-scans few
                 size += len(chunk)
                 parser.Parse(chunk, False)
+                pending = size - builder.mark
+                if pending > TOKEN_CAP:
+                    raise _TokenTooLarge(builder.mark)
             if size == 0:
                 read.errors.append(f"{path.name}: empty file")
                 return read
@@ -247,12 +270,17 @@ def read_junit(path: Path) -> JUnitRead:
         except HostileXMLError as err:
             read.errors.append(f"{path.name}: refused: {err}")
             read.cases.clear()
+        except _TokenTooLarge as err:
+            read.errors.append(
+                f"{path.name}: one tag, attribute or comment runs past {TOKEN_CAP >> 20} MB from byte {err};"
+                f" stopped reading there; kept {len(read.cases)} testcases read before it"
+            )
         except expat.ExpatError as err:
             where = f"line {parser.ErrorLineNumber} column {parser.ErrorColumnNumber}"
             what = expat.errors.messages.get(err.code, str(err)) if err.code else str(err)
-            # An error in the last bytes means the writer stopped mid-file.
-            near_end = parser.ErrorByteIndex >= size - 256
-            kind = "truncated" if near_end and read.root is not None else "not well-formed"
+            # The input ending inside a token or element means the writer stopped mid-file.
+            cut = err.code in _TRUNCATION_CODES and parser.ErrorByteIndex >= size - 256
+            kind = "truncated" if cut and read.root is not None else "not well-formed"
             read.errors.append(
                 f"{path.name}: {kind} XML at {where} (byte {parser.ErrorByteIndex}): {what};"
                 f" kept {len(read.cases)} testcases read before it"
