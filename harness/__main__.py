@@ -1,3 +1,6 @@
+"""`python -m harness`."""
+
 from harness.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # importing this module (e.g. pkgutil.walk_packages) must not run anything
+    raise SystemExit(main())

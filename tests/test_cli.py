@@ -1,0 +1,126 @@
+"""The CLI as users meet it: verbs, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cellfactory import REPO
+
+SAMPLE = {"alpha/test_a.py": "def test_ok():\n    pass\n"}
+
+
+def harness(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
+    assert done.returncode == code, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_backends_table_lists_the_registry():
+    done = harness("backends")
+    assert done.returncode == 0
+    for token in (
+        "cpu",
+        "cu126",
+        "cu130",
+        "rocm",
+        "xpu",
+        "https://download.pytorch.org/whl/rocm7.2",
+        "--device /dev/kfd",
+    ):
+        assert token in done.stdout
+    as_json = json.loads(harness("backends", "--format", "json").stdout)
+    assert as_json["cu126"]["wheel_index"].endswith("/cu126")
+
+
+def test_help_lists_every_verb():
+    done = harness("--help")
+    for verb in ("run", "merge", "report", "backends"):
+        assert verb in done.stdout
+
+
+def test_missing_matrix_is_one_line_exit_4(tmp_path):
+    assert_one_line_error(harness("report", str(tmp_path / "nope.json")), 4, "no such matrix file")
+
+
+def test_missing_suites_dir_is_a_usage_error(tmp_path):
+    assert_one_line_error(harness("run", "--suites", str(tmp_path / "none"), "--native"), 2, "suites directory")
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    done = harness("--debug", "report", str(tmp_path / "nope.json"))
+    assert done.returncode != 0 and "Traceback" in done.stderr
+
+
+def test_backend_without_its_device_is_infrastructure_error_and_no_data(sample_suite, tmp_path):
+    suites = sample_suite(SAMPLE)
+    done = harness(
+        "run",
+        "--backend",
+        "cu130",
+        "--native",
+        "--suites",
+        str(suites),
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--no-progress",
+    )
+    assert_one_line_error(done, 3, "NO DATA", "cu130")
+    matrix = json.loads((tmp_path / "results" / "matrix.json").read_text())
+    assert matrix["columns"][0]["state"] == "no-data"
+    assert "❔ NO DATA" in done.stdout
+
+
+def test_run_merge_report_round_trip(sample_suite, tmp_path):
+    suites = sample_suite(SAMPLE)
+    results = tmp_path / "results"
+    done = harness(
+        "run",
+        "--native",
+        "--suites",
+        str(suites),
+        "--results-dir",
+        str(results),
+        "--cell-id",
+        "cpu-cli",
+        "--no-progress",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| **Alpha feature** (`alpha`) | 2.11 | ✅ supported" in done.stdout
+    assert "matrix: " in done.stderr and "cell: " in done.stderr
+    bogus = tmp_path / "bogus"
+    bogus.mkdir()
+    merged = harness("merge", str(results), str(bogus), "-o", str(tmp_path / "m.json"))
+    assert merged.returncode == 0
+    assert "harness: warning:" in merged.stderr and "no manifest.json" in merged.stderr
+    strict = harness("merge", str(results), str(bogus), "-o", str(tmp_path / "m.json"), "--strict")
+    assert strict.returncode == 4
+    report = harness("report", str(tmp_path / "m.json"), "--format", "json")
+    assert json.loads(report.stdout)["columns"][0]["id"] == "cpu-cli"
+    md = harness("report", str(tmp_path / "m.json"), "--format", "md", "-o", str(tmp_path / "s.md"))
+    assert md.returncode == 0 and (tmp_path / "s.md").read_text().startswith("## PyTorch compatibility matrix")
+
+
+@pytest.mark.parametrize("verb", ["run", "merge", "report", "backends"])
+def test_each_verb_has_help(verb):
+    assert harness(verb, "--help").returncode == 0
