@@ -255,6 +255,15 @@ def _from_junit(record: TestRecord, cases: list[JUnitCase]) -> None:
     record.duration = sum(times) if times else None  # unknown stays unknown, not 0 s
     record.attempts = max(len(cases), 1) + len(flaky) + len(reruns)
     first = failures[0] if failures else errors[0] if errors else None
+    if len(cases) > 1 and not cases[-1].results and not skips:
+        # pytest-rerunfailures writes one <testcase> per attempt and the last one passed:
+        # flaky, not several passes (16.7 even leaves the failed attempts empty).
+        record.outcome = Outcome.FLAKY
+        if first is None:
+            record.message = "failed, then passed on a rerun (junit.xml keeps no text of the failed attempt)"
+        else:
+            record.message, record.trace = trim(first.message, MESSAGE_CAP), trim(first.text, TRACE_CAP)
+        return
     if failures:
         msg = failures[0].message or ""
         if msg.startswith(_STRICT_XPASS):

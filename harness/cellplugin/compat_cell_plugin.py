@@ -194,7 +194,7 @@ class CellRecorder:
             duration=round(getattr(report, "duration", 0.0) or 0.0, 6),
             wasxfail=getattr(report, "wasxfail", None),
             message=_trim(_crash_message(report)) if not report.passed else None,
-            longrepr=_trim(report.longreprtext) if report.failed else None,
+            longrepr=_trim(report.longreprtext) if report.failed or report.outcome == "rerun" else None,
             skip_reason=skip_reason,
             worker=_worker_of(report),
             user_properties=[list(p) for p in getattr(report, "user_properties", [])]
