@@ -115,7 +115,7 @@ def _table(matrix: dict[str, Any], with_counts: bool) -> list[str]:
             if with_counts and cell["state"] != "no-data":
                 text += f"<br>{_counts_text(cell['counts'], cell.get('skips'))}"
                 if cell.get("host_tests"):
-                    text += f"; {cell['host_tests']} host-side"
+                    text += f" · judged without {cell['host_tests']} host-side tests"
             row.append(text)
         lines.append("| " + " | ".join(row) + " |")
     score = ["**Features supported**", ""]
