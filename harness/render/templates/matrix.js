@@ -148,8 +148,19 @@
   }
 
   // ---- body --------------------------------------------------------------------------
-  function countsText(counts) {
-    return OUT.filter(function (o) { return counts[o]; }).map(function (o) { return counts[o] + " " + o; }).join(" · ");
+  function countsText(cell) {
+    // Skips are told apart by reason class; host-side tests are shown but do not decide the state.
+    var counts = cell.counts, skips = cell.skips || {};
+    var text = OUT.filter(function (o) { return counts[o]; }).map(function (o) {
+      var part = counts[o] + " " + o;
+      if (o === "skipped") {
+        var classes = Object.keys(skips).sort().map(function (k) { return skips[k] + " " + k; });
+        if (classes.length) part += " (" + classes.join(", ") + ")";
+      }
+      return part;
+    }).join(" · ");
+    if (cell.host_tests) text += " · judged without " + cell.host_tests + " host-side tests";
+    return text;
   }
   function featureRow(fi, f, vis, open, nMatch, nTotal) {
     var tr = el("tr", "feature");
@@ -172,7 +183,7 @@
       var td = el("td", "state st-" + state, stateLabel(state));
       td.setAttribute("data-col", c.id);
       td.setAttribute("data-state", state);
-      if (cell && state !== "no-data") td.appendChild(el("span", "counts", countsText(cell.counts)));
+      if (cell && state !== "no-data") td.appendChild(el("span", "counts", countsText(cell)));
       td.title = (D.states[state] || {}).meaning || "";
       tr.appendChild(td);
     });
