@@ -279,6 +279,12 @@ def _exit_info(code: int | None) -> dict[str, Any]:
     }
 
 
+def _process_details(process: Any) -> dict[str, Any]:
+    """What the launcher knows about how its process ended (a container's name, exit code, OOM kill)."""
+    details = getattr(process, "exit_details", None)
+    return details() if callable(details) else {}
+
+
 def _status_for(code: int | None) -> CellStatus:
     if code in (0, 1, 5):
         return CellStatus.COMPLETED
@@ -397,7 +403,7 @@ def _run(
                         cell,
                         manifest,
                         CellStatus.TIMEOUT,
-                        exit=_exit_info(None),
+                        exit={**_exit_info(None), **_process_details(process)},
                         error=f"the cell ran past its {opts.cell_timeout:.0f} s limit and was stopped",
                     )
             reporter.done()
@@ -408,12 +414,12 @@ def _run(
                 cell,
                 manifest,
                 CellStatus.INTERRUPTED,
-                exit=_exit_info(None),
+                exit={**_exit_info(None), **_process_details(process)},
                 error=f"stopped by {why}; partial results kept",
             )
             raise InterruptedRunError(f"run stopped by {why}; partial results in {cell.path}") from None
         status = _status_for(code)
-        info = _exit_info(code)
+        info = {**_exit_info(code), **_process_details(process)}
         error = None if status is CellStatus.COMPLETED else f"pytest ended with {info['meaning']} (exit {code})"
         return _finish(cell, manifest, status, exit=info, error=error)
     finally:

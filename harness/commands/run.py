@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", dest="markexpr", help="only tests matching this pytest -m expression")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, one shell-quoted string")
     parser.add_argument("--image", help="container mode: use this image instead of building one")
+    from harness.container import add_container_arguments  # build and device options (no Docker SDK import)
+
+    add_container_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="do not print progress lines")
     parser.add_argument("--quiet", action="store_true", help="do not print the matrix")
 
@@ -77,7 +80,7 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
         return run_cell(opts)
     from harness import container  # Docker SDK only when a container is wanted
 
-    return container.run_containerized(opts, image=args.image)
+    return container.run_containerized(opts, image=args.image, settings=container.settings_from_args(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,41 @@
+"""`harness build --backend X`: build (or reuse) the backend's image through the Docker SDK.
+
+The tag is `torch-compat/<backend>:<hash of the build inputs>`, so an unchanged image is
+reused, not rebuilt. Progress goes to stderr; the image reference is the one line on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from harness import docker_engine, images
+from harness.registry import load_registry
+
+HELP = "build the image of one backend (reused when its inputs are unchanged)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", required=True, choices=list(load_registry()), help="backend whose image to build")
+    parser.add_argument("--json", action="store_true", help="print the image facts as JSON instead of its reference")
+    images.add_build_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = images.spec_from_args(args, args.backend)
+    client = docker_engine.connect()
+    try:
+        result = images.ensure_image(spec, client, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)
+        if args.json:
+            facts = images.describe_image(client.images.get(result.ref), result.ref)
+            print(json.dumps({**facts, "reused": result.reused}, indent=2))
+        else:
+            print(result.ref)
+    finally:
+        client.close()
+    return 0
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,219 @@
+"""Fixtures for the tests that use a real Docker engine.
+
+No image registry is reachable in CI, so the images are made locally:
+- a base image: Debian bookworm minbase + python3/venv + g++ by tools/make-base-image.sh
+  (debootstrap + `docker import`), tagged by the script's hash so it is built once per machine;
+- a wheelhouse (torch 2.13.0 CPU, pytest, pytest-xdist) from `pip download`, cached in
+  ~/.cache/torch-compat (TORCH_COMPAT_CACHE);
+- the `cpu` image, built by the harness itself from those two, with no network at all
+  (an air-gapped build), an extra CA bundle and a proxy URL holding a fake password (to
+  show neither leaks into the image).
+
+These tests skip only when no engine is reachable *and* CI is not set; in CI they fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.container import OWNER_LABEL, leftover_containers
+from harness.errors import DockerUnavailableError
+from tests.conftest import in_ci
+
+REPO = Path(__file__).resolve().parents[2]
+BASE_SCRIPT = REPO / "tools" / "make-base-image.sh"
+CACHE = Path(os.environ.get("TORCH_COMPAT_CACHE") or "~/.cache/torch-compat").expanduser()
+TEST_TORCH = "2.13.0"
+TEST_CA = Path(__file__).with_name("data") / "test-proxy-ca.crt"
+FAKE_PROXY_PASSWORD = "s3cret-proxy-password"
+FAKE_PROXY = f"http://ci-user:{FAKE_PROXY_PASSWORD}@proxy.invalid:3128"
+# The base image's Python (Debian bookworm): the wheelhouse must match it, not the host's.
+IMAGE_PYTHON_TAGS = ("--python-version", "3.11", "--implementation", "cp", "--abi", "cp311")
+# One fast test module per feature folder of the real suites.
+PER_FEATURE_SUBSET = "test_graph_api or test_svd or test_torchscript or test_hub_trust or test_sparse_format"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.path).parents:
+            item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[Any]:
+    from harness import docker_engine
+
+    try:
+        client = docker_engine.connect()
+    except DockerUnavailableError as err:
+        if in_ci():
+            pytest.fail(f"CI must run the Docker tests, but {err}")
+        pytest.skip(f"no Docker engine reachable (and not CI): {err}")
+    yield client
+    client.close()
+
+
+def _image_exists(client: Any, ref: str) -> bool:
+    import docker.errors
+
+    try:
+        client.images.get(ref)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client: Any) -> str:
+    """A local Debian base with Python (or TORCH_COMPAT_TEST_BASE_IMAGE where a registry is reachable)."""
+    override = os.environ.get("TORCH_COMPAT_TEST_BASE_IMAGE")
+    if override:
+        return override
+    digest = hashlib.sha256(BASE_SCRIPT.read_bytes()).hexdigest()[:10]
+    tag = f"torch-compat/local-base:bookworm-{digest}"
+    if _image_exists(docker_client, tag):
+        return tag
+    done = subprocess.run(["bash", str(BASE_SCRIPT), tag], capture_output=True, text=True, timeout=1800, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"could not make the local base image ({BASE_SCRIPT.name}): {(done.stdout + done.stderr)[-2000:]}")
+    return tag
+
+
+@pytest.fixture(scope="session")
+def wheelhouse() -> Path:
+    folder = CACHE / f"wheelhouse-cpu-{TEST_TORCH}"
+    if not list(folder.glob(f"torch-{TEST_TORCH}*.whl")):
+        folder.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", *IMAGE_PYTHON_TAGS,
+                "--platform", "manylinux_2_28_x86_64", "--dest", str(folder),
+                f"torch=={TEST_TORCH}", "pytest", "pytest-xdist",
+            ],
+            capture_output=True, text=True, timeout=1800, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            pytest.fail(f"pip download into {folder} failed: {done.stderr[-2000:]}")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def build_env(base_image: str, wheelhouse: Path) -> dict[str, str]:
+    """The HARNESS_* variables that make `harness build/run --backend cpu` use the local inputs."""
+    return {
+        "HARNESS_BASE_IMAGE": base_image,
+        "HARNESS_WHEELHOUSE": str(wheelhouse),
+        "HARNESS_CA_BUNDLE": str(TEST_CA),
+        "HARNESS_BUILD_NETWORK": "none",  # an air-gapped build: nothing may come from a network
+    }
+
+
+@pytest.fixture(scope="session")
+def cpu_spec(build_env: dict[str, str]) -> Any:
+    from harness import images
+
+    return images.build_spec("cpu", env=build_env)
+
+
+@pytest.fixture(scope="session")
+def cpu_image(docker_client: Any, cpu_spec: Any) -> Any:
+    """The cpu image, built (or reused) by the harness, with a proxy password in the environment."""
+    from harness import images
+
+    saved = {name: os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy")}
+    os.environ.update({"HTTPS_PROXY": FAKE_PROXY, "https_proxy": FAKE_PROXY})
+    try:
+        lines: list[str] = []
+        result = images.ensure_image(cpu_spec, docker_client, progress=lines.append)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return result
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_containers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every docker test must leave no container of the harness behind."""
+    if "docker_client" not in request.fixturenames:
+        yield
+        return
+    client = request.getfixturevalue("docker_client")
+    before = {c.id for c in leftover_containers(client)}
+    yield
+    left = [c for c in leftover_containers(client) if c.id not in before]
+    for container in left:
+        container.remove(force=True)
+    assert not left, f"containers left behind: {[c.name for c in left]} (label {OWNER_LABEL})"
+
+
+def harness_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 900, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """`python -m harness ...` as a user runs it (a real process, real exit code)."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def cell_events(cell_dir: Path) -> list[dict[str, Any]]:
+    """The cell plugin's events.jsonl, written as things happen (so it survives a kill)."""
+    path = cell_dir / "events.jsonl"
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # the last line of a killed run may be cut short
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def started_tests(cell_dir: Path) -> set[str]:
+    return {str(e["nodeid"]) for e in cell_events(cell_dir) if e.get("event") == "start" and e.get("nodeid")}
+
+
+def passed_tests(cell_dir: Path) -> set[str]:
+    return {
+        str(e["nodeid"])
+        for e in cell_events(cell_dir)
+        if e.get("event") == "report" and e.get("when") == "call" and e.get("outcome") == "passed"
+    }
+
+
+def only_cell_dir(results: Path) -> Path:
+    cells = [p for p in results.iterdir() if p.is_dir()]
+    assert len(cells) == 1, f"expected one cell dir in {results}, found {cells}"
+    return cells[0]
