@@ -336,7 +336,7 @@ def ingest_cell(path: Path) -> CellResult:
     status = manifest.get("status")
     if not cell.junit.exists() and status == CellStatus.COMPLETED.value:
         errors.append("junit.xml: missing although the run completed")
-    errors.extend(e for e in junit.errors if not e.endswith(": missing") or status == CellStatus.COMPLETED)
+    errors.extend(e for e in junit.errors if not e.endswith(": missing"))  # said above when it matters
 
     order: list[str] = []
     features: dict[str, str] = {}

@@ -55,7 +55,7 @@ def test_junit_missing_events_decide(damaged) -> None:
     (cell / "junit.xml").unlink()
     _, column, outcomes = merged(cell)
     assert outcomes == BASE_OUTCOMES
-    assert "junit.xml: missing although the run completed" in column["errors"]
+    assert column["errors"] == ["junit.xml: missing although the run completed"]
     assert column["state"] == "partial-run"
 
 
