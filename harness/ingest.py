@@ -420,6 +420,10 @@ def ingest_cell(path: Path) -> CellResult:
         records.append(record)
     if events and not session_finished and status == CellStatus.COMPLETED.value:
         errors.append("events.jsonl: the session never finished; results may be incomplete")
+    never_ran = sum(1 for r in records if r.outcome is Outcome.NOT_RUN)
+    if events and never_ran and status == CellStatus.COMPLETED.value:
+        # e.g. pytest-xdist stops replacing crashed workers after 4 per worker; see output.log.
+        errors.append(f"{never_ran} planned test(s) never ran although pytest finished (see output.log)")
     return CellResult(path=path, manifest=manifest, records=records, errors=errors)
 
 

@@ -133,3 +133,20 @@ def test_process_group_sigkill_like_oom_killer(tmp_path: Path) -> None:
         "beta/test_beta.py::test_fine": ("not-run", None),
     }
     assert column_of(matrix, "killed")["cell_status"] == "crashed"
+
+
+def test_more_crashes_than_xdist_replaces(tmp_path: Path) -> None:
+    """A backend whose every test crashes: xdist stops replacing workers after 4 per worker;
+    what never ran is `not-run` (never passed) and the column says tests are missing."""
+    body = "import os\n" + "".join(f"def test_abort_{i}():\n    os.abort()\n" for i in range(6))
+    suites = write_suite(tmp_path / "suites", {"alpha/test_all_crash.py": body + "def test_last():\n    pass\n"})
+    outcome = run_fault_cell(suites, tmp_path / "results", cell_id="all-crash")
+    assert "maximum crashed workers reached" in (outcome.cell_dir / "output.log").read_text(encoding="utf-8")
+    matrix = merge_cell_dirs([outcome.cell_dir])
+    counts = column_of(matrix, "all-crash")["counts"]
+    assert counts.get("crashed", 0) >= 4 and "passed" not in counts
+    assert counts["crashed"] + counts["not-run"] == 7
+    column = column_of(matrix, "all-crash")
+    missing = f"{counts['not-run']} planned test(s) never ran although pytest finished (see output.log)"
+    assert missing in column["errors"]
+    assert column["state"] == "partial-run"
