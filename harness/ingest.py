@@ -23,6 +23,7 @@ from harness.outcomes import Outcome, SkipClass, classify_reason, is_timeout_mes
 
 MESSAGE_CAP: Final = 2_000
 TRACE_CAP: Final = 8_000
+EVENT_LINE_CAP: Final = 8 << 20  # characters; the plugin's lines stay far below (texts trimmed to 32 KB)
 _XDIST_CRASH_RE: Final = re.compile(r"worker '(gw\d+)' crashed while running '([^']+)'")
 _FATAL_RE: Final = re.compile(r"^Fatal Python error: (.+?)\s*$")
 # faulthandler's watchdog (the plugin's backstop for hangs that hold the GIL) logs this.
@@ -84,9 +85,14 @@ def read_events(path: Path, errors: list[str]) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     events: list[dict[str, Any]] = []
-    bad = 0
+    bad = too_long = 0
     with path.open("r", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+        while line := handle.readline(EVENT_LINE_CAP):
+            if len(line) >= EVENT_LINE_CAP and not line.endswith("\n"):
+                too_long += 1  # the plugin never writes such a line: skip it without holding it
+                while (rest := handle.readline(EVENT_LINE_CAP)) and not rest.endswith("\n"):
+                    pass
+                continue
             if not line.strip():
                 continue
             try:
@@ -100,6 +106,8 @@ def read_events(path: Path, errors: list[str]) -> list[dict[str, Any]]:
                 bad += 1
     if bad:
         errors.append(f"events.jsonl: {bad} unreadable line(s) skipped (a writer died mid-line?)")
+    if too_long:
+        errors.append(f"events.jsonl: {too_long} line(s) over {EVENT_LINE_CAP >> 20} MB skipped")
     return events
 
 

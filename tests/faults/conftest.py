@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -115,10 +114,6 @@ def merge_in_child(*cells: Path, timeout: float = 120.0) -> tuple[dict[str, Any]
     assert done.returncode == 0, done.stderr[-2000:]
     matrix = json.loads(done.stdout.strip().splitlines()[-2])
     return matrix, done
-
-
-def self_peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # The suite every "damage the files" test starts from: passes, a failure, a skip, an xfail.

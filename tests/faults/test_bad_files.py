@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.matrix import merge_cell_dirs
-from tests.faults.conftest import BASE_OUTCOMES, REPO, column_of, results_of
+from tests.faults.conftest import BASE_OUTCOMES, REPO, column_of, merge_in_child, results_of
 
 CELL = "base"  # the cell_id of the real base cell
 
@@ -133,6 +133,21 @@ def test_events_half_written_line(damaged) -> None:
     _, column, outcomes = merged(cell)
     assert outcomes == BASE_OUTCOMES
     assert "events.jsonl: 1 unreadable line(s) skipped (a writer died mid-line?)" in column["errors"]
+
+
+def test_events_giant_line_in_bounded_memory(damaged) -> None:
+    """A 100 MB line in events.jsonl (hostile, or a runaway writer) is skipped without being held."""
+    cell = damaged("giant-line")
+    with (cell / "events.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write('{"event": "report", "message": "')
+        block = "z" * (1 << 20)
+        for _ in range(100):
+            handle.write(block)
+        handle.write('"}\n')
+    matrix, run = merge_in_child(cell)
+    assert run.peak_rss_mb < 150, f"peak RSS {run.peak_rss_mb:.0f} MB"
+    assert {k: v["outcome"] for k, v in results_of(matrix, CELL).items()} == BASE_OUTCOMES
+    assert "events.jsonl: 1 line(s) over 8 MB skipped" in column_of(matrix, CELL)["errors"]
 
 
 def test_events_and_junit_both_lost(damaged) -> None:
