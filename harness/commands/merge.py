@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
         note = "NO DATA" if column["state"] == "no-data" else f"{sum(column['counts'].values())} tests"
         print(f"{column['id']:<32} {column['backend']:<6} {note}", file=sys.stderr)
     for problem in matrix["input_errors"]:
-        print(f"harness: warning: {problem['source']}: {problem['message']}", file=sys.stderr)
+        message = problem["message"]
+        prefix = "" if message.startswith(problem["source"]) else f"{problem['source']}: "
+        print(f"harness: warning: {prefix}{message}", file=sys.stderr)
     for note in matrix["notes"]:
         print(f"harness: note: {note['cell']}: {note['note']}", file=sys.stderr)
     print(f"wrote {args.output} ({len(matrix['columns'])} columns, {len(matrix['tests'])} tests)", file=sys.stderr)
