@@ -2,7 +2,7 @@
 and `docker build` through the Docker SDK (never the docker CLI), skipped when the tag exists.
 
 Every backend builds dockerfiles/Dockerfile (the shared recipe); a backend whose build kind has
-its own layer (dockerfiles/rocm.Dockerfile, dockerfiles/xpu.Dockerfile) gets a second build on
+its own layer (dockerfiles/Dockerfile.rocm, dockerfiles/Dockerfile.xpu) gets a second build on
 top. The build context is a small temp dir holding only those files, verify_torch.py, the
 wheelhouse (if any) and the extra CA bundle (if any), never the repository.
 """
@@ -251,8 +251,8 @@ def spec_from_args(args: argparse.Namespace, backend_id: str) -> BuildSpec:
 
 # -- the plan: context files, build arguments, tag ---------------------------------------------
 def layer_dockerfile(backend: Backend) -> str | None:
-    """The backend's own layer (rocm.Dockerfile, xpu.Dockerfile), if its build kind has one."""
-    name = f"{backend.build}.Dockerfile"
+    """The backend's own layer (Dockerfile.rocm, Dockerfile.xpu), if its build kind has one."""
+    name = f"Dockerfile.{backend.build}"
     return name if (DOCKERFILES_DIR / name).is_file() else None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from typing import Any
 
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         runtime=args.runtime,
         version=args.version,
     )
+    if not (shutil.which("g++") or shutil.which("c++")):
+        problems.append("no C++ compiler (g++) in the image; torch.compile (Inductor) needs one")
     for problem in problems:
         print(f"{FAILED_PREFIX} {problem}", file=sys.stderr)
     if problems:

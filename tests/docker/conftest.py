@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from harness.container import OWNER_LABEL, leftover_containers
+from harness.container import CELL_LABEL, leftover_containers
 from harness.errors import DockerUnavailableError
 from tests.conftest import in_ci
 
@@ -39,6 +40,9 @@ FAKE_PROXY_PASSWORD = "s3cret-proxy-password"
 FAKE_PROXY = f"http://ci-user:{FAKE_PROXY_PASSWORD}@proxy.invalid:3128"
 # The base image's Python (Debian bookworm): the wheelhouse must match it, not the host's.
 IMAGE_PYTHON_TAGS = ("--python-version", "3.11", "--implementation", "cp", "--abi", "cp311")
+# Other sessions may share the engine (and run these very tests): every cell id a test uses
+# ends with this session's token, and only those containers are this session's business.
+SESSION = secrets.token_hex(3)
 # One fast test module per feature folder of the real suites.
 PER_FEATURE_SUBSET = "test_graph_api or test_svd or test_torchscript or test_hub_trust or test_sparse_format"
 
@@ -145,6 +149,15 @@ def cpu_image(docker_client: Any, cpu_spec: Any) -> Any:
     return result
 
 
+def cell_id(name: str) -> str:
+    """A cell id unique to this test session (labels of its containers carry it)."""
+    return f"{name}-{SESSION}"
+
+
+def session_containers(client: Any) -> list[Any]:
+    return [c for c in leftover_containers(client) if str(c.labels.get(CELL_LABEL, "")).endswith(f"-{SESSION}")]
+
+
 @pytest.fixture(autouse=True)
 def no_leftover_containers(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every docker test must leave no container of the harness behind."""
@@ -152,12 +165,12 @@ def no_leftover_containers(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     client = request.getfixturevalue("docker_client")
-    before = {c.id for c in leftover_containers(client)}
     yield
-    left = [c for c in leftover_containers(client) if c.id not in before]
+    left = session_containers(client)
+    described = [f"{c.name} ({c.status})" for c in left]
     for container in left:
         container.remove(force=True)
-    assert not left, f"containers left behind: {[c.name for c in left]} (label {OWNER_LABEL})"
+    assert not left, f"containers left behind: {described}"
 
 
 def harness_cli(

@@ -11,7 +11,7 @@ from harness.cell import read_manifest
 from harness.container import ContainerSettings, run_containerized
 from harness.execute import RunOptions
 from harness.matrix import merge_cell_dirs
-from tests.docker.conftest import PER_FEATURE_SUBSET, REPO, harness_cli, only_cell_dir
+from tests.docker.conftest import PER_FEATURE_SUBSET, REPO, cell_id, harness_cli, only_cell_dir
 
 FEATURES = ("graphs", "linalg", "export", "hub", "sparsity")
 
@@ -28,7 +28,7 @@ def test_real_suites_in_container_api(tmp_path: Path, cpu_image: Any, docker_cli
         suites_dir=REPO / "suites",
         results_dir=tmp_path / "results",
         backend="cpu",
-        cell_id="cpu-docker-api",
+        cell_id=cell_id("cpu-docker-api"),
         workers="2",
         pytest_args=("-k", PER_FEATURE_SUBSET),
         progress=False,
@@ -57,10 +57,10 @@ def test_real_suites_in_container_api(tmp_path: Path, cpu_image: Any, docker_cli
 
 
 def test_full_cli_run_in_container(tmp_path: Path, build_env: dict[str, str], cpu_image: Any) -> None:
-    """`harness run --backend cpu` as a user types it: builds-or-reuses, runs, merges, prints the matrix."""
+    """`harness run --backend cpu` as a user types it, all the suites: builds-or-reuses, runs, merges, prints."""
     results = tmp_path / "results"
     done = harness_cli(
-        "run", "--backend", "cpu", "--results-dir", str(results), "--no-progress", "-k", PER_FEATURE_SUBSET,
+        "run", "--backend", "cpu", "--cell-id", cell_id("cpu-cli"), "--results-dir", str(results), "--no-progress",
         env=build_env,
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr[-3000:]
@@ -105,7 +105,10 @@ def test_containment():
 
 def test_container_is_contained(tmp_path: Path, sample_suite: Any, cpu_image: Any) -> None:
     suites = sample_suite({"alpha/test_contained.py": CONTAINMENT_PROBE})
-    opts = RunOptions(suites_dir=suites, results_dir=tmp_path / "results", backend="cpu", workers="1", progress=False)
+    opts = RunOptions(
+        suites_dir=suites, results_dir=tmp_path / "results", backend="cpu", cell_id=cell_id("cpu-contained"),
+        workers="1", progress=False,
+    )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref))
     assert outcome.status == "completed", outcome.manifest.get("error")
     facts = json.loads((outcome.cell_dir / "containment.json").read_text())
@@ -124,7 +127,10 @@ def test_cdi_device_refused_by_engine_is_no_data(tmp_path: Path, sample_suite: A
     """The engine refuses a device it cannot provide (here: a CDI GPU on an engine without it):
     an infrastructure-error cell with one clear line, no red tests, no container left."""
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
-    opts = RunOptions(suites_dir=suites, results_dir=tmp_path / "results", backend="rocm", workers="1", progress=False)
+    opts = RunOptions(
+        suites_dir=suites, results_dir=tmp_path / "results", backend="rocm", cell_id=cell_id("rocm-cdi"),
+        workers="1", progress=False,
+    )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref, cdi=True))
     assert outcome.status == "infra-error"
     error = outcome.manifest["error"]

@@ -1,0 +1,139 @@
+"""harness/container.py without an engine: the docker options each backend gets, derived from the
+registry, and the containment every container keeps. The real runs are in tests/docker/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import container
+from harness.registry import load_registry
+
+GIDS = {"video": 44, "render": 992}
+
+
+def _options(backend_id: str, **kwargs: object) -> dict:
+    options, _notes = container.create_options(
+        load_registry()[backend_id],
+        image="torch-compat/x:1",
+        argv=["python", "-V"],
+        env={"COMPAT_PIN_VAR": "HIP_VISIBLE_DEVICES"},
+        name="torch-compat-test",
+        labels={container.CELL_LABEL: "c"},
+        suites_dir=Path("/repo/suites"),
+        cell_dir=Path("/results/cell"),
+        user="1000:1000",
+        **kwargs,
+    )
+    return options
+
+
+def _devices(backend_id: str, cdi: bool = False) -> dict:
+    options, _notes = container.device_options(load_registry()[backend_id], cdi=cdi, gid_of=GIDS.get)
+    return options
+
+
+def test_cpu_gets_no_device() -> None:
+    options = _devices("cpu")
+    assert "devices" not in options and "device_requests" not in options and "group_add" not in options
+    assert options["shm_size"] == load_registry()["cpu"].shm_size
+
+
+@pytest.mark.parametrize("backend_id", ["cu126", "cu130"])
+def test_cuda_gets_all_gpus(backend_id: str) -> None:
+    options = _devices(backend_id)
+    (request,) = options["device_requests"]
+    assert request["Count"] == -1 and request["Capabilities"] == [["gpu"]]  # --gpus all
+    assert "devices" not in options
+    env = _options(backend_id)["environment"]
+    assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
+
+
+def test_cuda_by_cdi() -> None:
+    (request,) = _devices("cu126", cdi=True)["device_requests"]
+    assert request["Driver"] == "cdi" and request["DeviceIDs"] == ["nvidia.com/gpu=all"]
+
+
+def test_rocm_gets_kfd_dri_video_render_and_unconfined_seccomp() -> None:
+    options = _devices("rocm")
+    assert options["devices"] == ["/dev/kfd:/dev/kfd:rwm", "/dev/dri:/dev/dri:rwm"]
+    assert options["group_add"] == [44, 992]  # numeric: resolved on the host
+    assert "seccomp=unconfined" in options["security_opt"]
+    assert options["shm_size"] == "8g"
+    assert "device_requests" not in options
+    cdi = _devices("rocm", cdi=True)
+    assert "devices" not in cdi and cdi["device_requests"][0]["DeviceIDs"] == ["amd.com/gpu=all"]
+
+
+def test_xpu_gets_dri_and_render_group() -> None:
+    options = _devices("xpu")
+    assert options["devices"] == ["/dev/dri:/dev/dri:rwm"]
+    assert options["group_add"] == [44, 992]
+    assert "seccomp=unconfined" not in options["security_opt"]
+
+
+def test_groups_missing_on_the_host_are_left_out_with_a_note() -> None:
+    options, notes = container.device_options(load_registry()["xpu"], gid_of={"video": 44}.get)
+    assert options["group_add"] == [44]
+    assert notes == ["group 'render' does not exist on this host; not added"]
+
+
+@pytest.mark.parametrize("backend_id", list(load_registry()))
+def test_every_container_is_contained(backend_id: str) -> None:
+    options = _options(backend_id, memory="2g")
+    assert options["network_mode"] == "none"
+    assert options["privileged"] is False
+    assert options["cap_drop"] == ["ALL"]
+    assert "no-new-privileges:true" in options["security_opt"]
+    assert options["user"] == "1000:1000"
+    mounts = {m["Target"]: m for m in options["mounts"]}
+    assert set(mounts) == {container.CONTAINER_SUITES, container.CONTAINER_CELL, container.CONTAINER_PLUGIN}
+    assert mounts[container.CONTAINER_SUITES]["ReadOnly"] is True
+    assert mounts[container.CONTAINER_PLUGIN]["ReadOnly"] is True
+    assert mounts[container.CONTAINER_CELL]["ReadOnly"] is False
+    assert not any("docker.sock" in m["Source"] for m in options["mounts"])
+    assert options["mem_limit"] == options["memswap_limit"] == "2g"
+    assert options["environment"]["COMPAT_PIN_VAR"] == "HIP_VISIBLE_DEVICES"  # the harness env passes through
+    registry_nodes = {f"{d}:{d}:rwm" for d in load_registry()[backend_id].devices}
+    assert set(options.get("devices", [])) == registry_nodes  # only the nodes the backend needs
+
+
+def test_missing_host_devices() -> None:
+    present = {"/dev/dri"}.__contains__
+    assert container.missing_host_devices(load_registry()["cpu"], exists=present) == []
+    assert container.missing_host_devices(load_registry()["xpu"], exists=present) == []
+    assert container.missing_host_devices(load_registry()["rocm"], exists=present) == [
+        "/dev/kfd is missing on this host"
+    ]
+    assert "no NVIDIA driver" in container.missing_host_devices(load_registry()["cu130"], exists=present)[0]
+    assert container.missing_host_devices(load_registry()["rocm"], cdi=True, exists=present) == []
+
+
+def test_never_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(container.os, "getuid", lambda: 0)
+    monkeypatch.setattr(container.os, "getgid", lambda: 0)
+    assert container.run_user(1000) == "1000:1000"
+    monkeypatch.setattr(container.os, "getuid", lambda: 1234)
+    monkeypatch.setattr(container.os, "getgid", lambda: 1235)
+    assert container.run_user(1000) == "1234:1235"
+
+
+def test_the_cli_imports_neither_docker_nor_torch() -> None:
+    """Container support costs nothing until a container is wanted (and torch never enters the harness)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from harness.cli import build_parser; build_parser(); "
+        "print('docker' in sys.modules, 'torch' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.split() == ["False", "False"]

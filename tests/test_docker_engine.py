@@ -1,0 +1,45 @@
+"""harness/docker_engine.py: an engine that does not answer gives one line that says how to fix it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import docker_engine
+from harness.errors import DockerUnavailableError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_unreachable_engine_says_how_to_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with pytest.raises(DockerUnavailableError) as info:
+        docker_engine.connect(timeout=5)
+    message = str(info.value)
+    assert "no Docker engine answers at unix://" in message
+    assert "dockerd" in message and "DOCKER_HOST" in message
+    assert info.value.exit_code == 3
+    assert docker_engine.engine_reachable() is False
+
+
+@pytest.mark.parametrize("verb", [["build", "--backend", "cpu"], ["run", "--backend", "rocm"]])
+def test_cli_without_engine_is_one_line_exit_3(verb: list[str], tmp_path: Path) -> None:
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", *verb, "--results-dir", str(tmp_path)]
+        if verb[0] == "run"
+        else [sys.executable, "-m", "harness", *verb],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 3
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("harness: error: no Docker engine answers")
+    assert "Traceback" not in done.stderr

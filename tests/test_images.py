@@ -1,0 +1,148 @@
+"""harness/images.py without an engine: build inputs from the registry, the content-hash tag, the
+build context, and the refusals (credentials, bad wheelhouse, bad CA bundle)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from harness import images
+from harness.errors import UsageError
+from harness.registry import load_registry
+
+CA = Path(__file__).parent / "docker" / "data" / "test-proxy-ca.crt"
+
+
+@pytest.fixture
+def wheelhouse(tmp_path: Path) -> Path:
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    (folder / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"not really a wheel")
+    (folder / "pytest-9.0.0-py3-none-any.whl").write_bytes(b"nor this")
+    return folder
+
+
+@pytest.mark.parametrize("backend_id", list(load_registry()))
+def test_spec_defaults_come_from_the_registry(backend_id: str) -> None:
+    backend = load_registry()[backend_id]
+    spec = images.build_spec(backend_id, env={})
+    assert spec.index_url == backend.wheel_index
+    assert spec.base_image == backend.base_image
+    args = images.common_buildargs(spec)
+    assert args["TORCH_INDEX_URL"] == backend.wheel_index
+    assert args["EXPECT_LOCAL_TAG"] == backend.local_tag
+    assert args["EXPECT_BUILD"] == backend.build
+    assert args["EXPECT_RUNTIME"] == backend.runtime_version
+    assert args["TORCH_SPEC"] == images.DEFAULT_TORCH
+
+
+def test_cu126_pins_its_own_index_not_pypi() -> None:
+    args = images.common_buildargs(images.build_spec("cu126", env={}))
+    assert args["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cu126"
+    assert args["TORCH_VERSION"] == "2.13.0+cu126"
+
+
+def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:
+    env = {
+        "HARNESS_BASE_IMAGE": "registry.example/base:1",
+        "HARNESS_TORCH": "2.12.1",
+        "HARNESS_WHEELHOUSE": str(wheelhouse),
+        "HARNESS_CA_BUNDLE": str(CA),
+        "HARNESS_PACKAGE_INDEX_URL": "https://pypi.mirror.example/simple",
+    }
+    spec = images.build_spec("cpu", env=env)
+    assert spec.base_image == "registry.example/base:1"
+    assert spec.requirement == "torch==2.12.1" and spec.exact_version == "2.12.1"
+    assert spec.wheelhouse == wheelhouse.resolve() and spec.ca_bundle == CA.resolve()
+    assert images.common_buildargs(spec)["PACKAGE_INDEX_URL"] == "https://pypi.mirror.example/simple"
+    explicit = images.build_spec("cpu", base_image="other:2", torch="torch>=2.13", env=env)
+    assert explicit.base_image == "other:2"
+    assert explicit.requirement == "torch>=2.13" and explicit.exact_version == ""
+
+
+@pytest.mark.parametrize("field", ["index_url", "package_index_url"])
+def test_index_urls_with_credentials_are_refused(field: str) -> None:
+    with pytest.raises(UsageError) as info:
+        images.build_spec("cpu", env={}, **{field: "https://bob:hunter2@artifactory.example/simple"})
+    assert "hunter2" not in str(info.value)
+    assert "credentials" in str(info.value) and "wheelhouse" in str(info.value)
+
+
+def test_bad_wheelhouse_and_ca_bundle_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="is not a directory"):
+        images.build_spec("cpu", wheelhouse=tmp_path / "absent", env={})
+    with pytest.raises(UsageError, match="holds no"):
+        images.build_spec("cpu", wheelhouse=tmp_path, env={})
+    not_pem = tmp_path / "ca.crt"
+    not_pem.write_text("hello")
+    with pytest.raises(UsageError, match="no PEM certificate"):
+        images.build_spec("cpu", ca_bundle=not_pem, env={})
+
+
+def test_tag_is_a_hash_of_the_inputs(wheelhouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = images.build_spec("cpu", wheelhouse=wheelhouse, env={})
+    plan = images.plan_build(spec)
+    assert plan.tag == f"torch-compat/cpu:{plan.inputs_hash[:12]}"
+    assert images.plan_build(spec).tag == plan.tag  # stable
+    # A new commit changes the revision label, not the image.
+    monkeypatch.setenv("GITHUB_SHA", "0" * 40)
+    assert images.plan_build(spec).tag == plan.tag
+    # Any real input changes it: a wheel, an argument, the registry entry.
+    (wheelhouse / "pytest-9.0.0-py3-none-any.whl").write_bytes(b"a different wheel")
+    changed_wheel = images.plan_build(spec).tag
+    assert changed_wheel != plan.tag
+    assert images.plan_build(dataclasses.replace(spec, torch="2.12.1")).tag not in (plan.tag, changed_wheel)
+    other_backend = dataclasses.replace(spec.backend, shm_size="16g")
+    assert images.plan_build(dataclasses.replace(spec, backend=other_backend)).tag != changed_wheel
+
+
+def test_proxies_are_passed_but_not_hashed(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = images.build_spec("cpu", env={})
+    before = images.plan_build(spec).tag
+    monkeypatch.setenv("HTTPS_PROXY", "http://u:p@proxy.example:3128")
+    assert images.plan_build(spec).tag == before
+    assert images.proxy_buildargs()["HTTPS_PROXY"] == "http://u:p@proxy.example:3128"
+    assert images.proxy_buildargs({"no_proxy": "localhost"}) == {"no_proxy": "localhost"}
+
+
+@pytest.mark.parametrize(
+    ("backend_id", "layer"), [("cpu", None), ("cu126", None), ("rocm", "Dockerfile.rocm"), ("xpu", "Dockerfile.xpu")]
+)
+def test_rocm_and_xpu_get_their_own_layer(backend_id: str, layer: str | None) -> None:
+    plan = images.plan_build(images.build_spec(backend_id, env={}))
+    assert plan.steps[0].dockerfile == "Dockerfile"
+    if layer is None:
+        assert len(plan.steps) == 1
+        return
+    assert [s.dockerfile for s in plan.steps] == ["Dockerfile", layer]
+    assert plan.steps[0].tag == f"{plan.tag}-common"
+    assert plan.steps[1].buildargs["COMPAT_IMAGE"] == plan.steps[0].tag
+    if backend_id == "rocm":
+        assert plan.steps[1].buildargs["ROCM_VERSION"] == load_registry()["rocm"].runtime_version
+
+
+def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Path) -> None:
+    spec = images.build_spec("rocm", wheelhouse=wheelhouse, ca_bundle=CA, env={})
+    context = images.assemble_context(images.plan_build(spec), tmp_path / "ctx")
+    names = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
+    assert names == [
+        "Dockerfile",
+        "Dockerfile.rocm",
+        "ca-certificates/extra-ca.crt",
+        "verify_torch.py",
+        "wheelhouse/pytest-9.0.0-py3-none-any.whl",
+        "wheelhouse/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+    ]
+    assert all((context / n).stat().st_mode & 0o044 == 0o044 for n in names)  # readable by the image's user
+    bare = images.assemble_context(images.plan_build(images.build_spec("cpu", env={})), tmp_path / "bare")
+    assert (bare / "wheelhouse").is_dir() and not any((bare / "wheelhouse").iterdir())  # COPY needs it, empty
+
+
+def test_source_url_is_stored_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://x-access-token:ghs_abc@github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "org/repo")
+    monkeypatch.setenv("GITHUB_SHA", "f" * 40)
+    labels = images.source_labels()
+    assert labels == {"SOURCE_URL": "https://github.com/org/repo", "REVISION": "f" * 40}
