@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import grp
 import os
 import secrets
@@ -151,8 +152,12 @@ def missing_host_devices(
     return problems
 
 
-def run_user(image_uid: int) -> str:
-    """Never root: the invoking user's uid:gid (files in the cell stay theirs), or the image's user under root."""
+def run_user(image_uid: int, *, rootless: bool = False) -> str:
+    """Never root on the host: the invoking user's uid:gid (files in the cell stay theirs), the image's
+    user when we are root, and container root under rootless Docker, where that *is* the invoking
+    user (any other container uid maps to a subordinate id that cannot write the cell dir)."""
+    if rootless:
+        return "0:0"
     uid, gid = os.getuid(), os.getgid()
     if uid == 0:
         return f"{image_uid}:{image_uid}"
@@ -301,7 +306,6 @@ class ContainerLauncher:
         self.cell_id = cell_id
         self.user = user
         self.settings = settings
-        self.notes: list[str] = []
         self._live: dict[str, Any] = {}  # containers made and not yet removed, by id
 
     def describe(self) -> dict[str, Any] | None:
@@ -310,7 +314,7 @@ class ContainerLauncher:
     def _create(self, argv: list[str], env: dict[str, str], purpose: str) -> Any:
         name = f"torch-compat-{self.cell_id[:60]}-{purpose}-{secrets.token_hex(3)}"
         labels = {OWNER_LABEL: "1", CELL_LABEL: self.cell_id, "torch-compat.purpose": purpose}
-        options, self.notes = create_options(
+        options, _notes = create_options(
             self.backend,
             image=self.image_ref,
             argv=argv,
@@ -407,8 +411,9 @@ class ContainerLauncher:
         self._live.pop(container.id, None)
 
     def close(self) -> None:
+        # Whatever is still here lost its chance to stop gently (a second Ctrl-C, an error): kill and remove.
         for container in list(self._live.values()):
-            if self.state_of(container).get("Running"):
+            if self.settings.keep and self.state_of(container).get("Running"):
                 self.stop(container)
             self.remove(container)
 
@@ -495,7 +500,7 @@ def run_containerized(
     backend = get_backend(opts.backend)
     settings = settings or ContainerSettings(image=image, keep=_keep_requested())
     if image and not settings.image:
-        settings = ContainerSettings(**{**settings.__dict__, "image": image})
+        settings = dataclasses.replace(settings, image=image)
     say = progress or _stderr
     client = docker_engine.connect()
     try:
@@ -507,8 +512,10 @@ def run_containerized(
             ref, image_obj = resolve_image(client, backend, settings, say)
         except images.ImageBuildError as err:
             return run_cell(opts, _unavailable(f"no {backend.id} image: {err}"), backend_id=backend.id)
-        info = {**images.describe_image(image_obj, ref)}
-        user = run_user(_image_uid(image_obj))
+        info = images.describe_image(image_obj, ref)
+        user = run_user(_image_uid(image_obj), rootless=docker_engine.is_rootless(client))
+        for note in device_options(backend, cdi=settings.cdi)[1]:
+            say(f"note: {note}")
         return run_cell(opts, _factory(client, backend, ref, info, opts, user, settings), backend_id=backend.id)
     finally:
         client.close()

@@ -70,3 +70,12 @@ def is_local(client: docker.DockerClient) -> bool:
     """Whether the engine runs on this host (a unix socket), so host device nodes are its device nodes."""
     base = str(getattr(client.api, "base_url", ""))
     return base.startswith(("http+docker://localhost", "http+docker://localunixsocket", "unix:"))
+
+
+def is_rootless(client: docker.DockerClient) -> bool:
+    """Rootless Docker: container root is the invoking user, other container uids are subordinate ids."""
+    try:
+        options = client.info().get("SecurityOptions") or []
+    except Exception:  # an engine that cannot say is treated as the common, rootful kind
+        return False
+    return any("rootless" in str(option) for option in options)

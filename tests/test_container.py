@@ -110,13 +110,15 @@ def test_missing_host_devices() -> None:
     assert container.missing_host_devices(load_registry()["rocm"], cdi=True, exists=present) == []
 
 
-def test_never_root(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_never_root_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(container.os, "getuid", lambda: 0)
     monkeypatch.setattr(container.os, "getgid", lambda: 0)
     assert container.run_user(1000) == "1000:1000"
     monkeypatch.setattr(container.os, "getuid", lambda: 1234)
     monkeypatch.setattr(container.os, "getgid", lambda: 1235)
     assert container.run_user(1000) == "1234:1235"
+    # rootless Docker: container root is the invoking (unprivileged) user itself
+    assert container.run_user(1000, rootless=True) == "0:0"
 
 
 def test_the_cli_imports_neither_docker_nor_torch() -> None:
