@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from harness.commands._output import emit
 from harness.diff import diff_matrices, render_diff_markdown
 from harness.matrix import load_matrix
 
@@ -23,10 +23,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     report = diff_matrices(load_matrix(args.old), load_matrix(args.new))
     text = render_diff_markdown(report) if args.format == "md" else json.dumps(report, indent=2) + "\n"
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    emit(text, args.output)
     return 0

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import sys
 from pathlib import Path
 
+from harness.commands._output import emit
 from harness.errors import UsageError
 from harness.matrix import load_matrix
 from harness.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
@@ -42,10 +42,5 @@ def run(args: argparse.Namespace) -> int:
     if args.stale_after <= 0:
         raise UsageError("--stale-after must be a positive number of hours")
     text = render(matrix, args.format, args.limit, args.stale_after)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    emit(text, args.output)
     return 0
