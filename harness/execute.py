@@ -125,7 +125,7 @@ def probe(launcher: Launcher, env: dict[str, str]) -> tuple[dict[str, Any] | Non
     done = launcher.execute(argv, env, PROBE_TIMEOUT)
     if done.exit_code != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        return None, f"probing torch failed (exit {done.exit_code}): {' / '.join(tail) or 'no output'}"
+        return None, f"cannot probe torch on this runner (exit {done.exit_code}): {' / '.join(tail) or 'no output'}"
     text = done.stdout
     start = text.find("{")  # tolerate noise (warnings) printed before the object
     try:
