@@ -127,3 +127,50 @@ def test_future_schema_is_refused(tmp_path):
     path.write_text(json.dumps({"schema_version": "2.0"}))
     with pytest.raises(InputError, match="not supported"):
         load_matrix(path)
+
+
+HOST_SCOPE_FILES = {
+    "alpha/test_kernels.py": """
+        import pytest
+        @pytest.mark.skip(reason="[unsupported] no kernels on this backend")
+        def test_kernel():
+            pass
+    """,
+    "alpha/test_format.py": """
+        import pytest
+        pytestmark = pytest.mark.host
+        def test_format_one():
+            pass
+        def test_format_two():
+            pass
+    """,
+    "beta/test_api.py": """
+        import pytest
+        @pytest.mark.host
+        def test_api_present():
+            pass
+    """,
+}
+
+
+def test_host_scope_tests_do_not_decide_the_state(sample_suite, tmp_path):
+    """Host-side checks pass on any build; the backend is judged by its own tests (alpha:
+    unsupported), and by host checks only where nothing else exists (beta: supported)."""
+    suites = sample_suite(HOST_SCOPE_FILES)
+    outcome = run_sample_cell(suites, tmp_path / "r", cell_id="cpu-host")
+    collected = json.loads((outcome.cell_dir / "collected.json").read_text())
+    scopes = {t["nodeid"].split("::")[-1]: t["scope"] for t in collected["tests"]}
+    assert scopes == {
+        "test_kernel": "backend",
+        "test_format_one": "host",
+        "test_format_two": "host",
+        "test_api_present": "host",
+    }
+    matrix = merge_cell_dirs([outcome.cell_dir])
+    alpha = matrix["cells"]["alpha"]["cpu-host"]
+    assert alpha["state"] == "unsupported"
+    assert alpha["counts"] == {"passed": 2, "skipped": 1} and alpha["host_tests"] == 2
+    assert matrix["cells"]["beta"]["cpu-host"]["state"] == "supported"
+    result = next(t for t in matrix["tests"] if t["id"].endswith("test_format_one"))["results"]["cpu-host"]
+    assert result["scope"] == "host"
+    validate_matrix(matrix)
