@@ -53,7 +53,9 @@ def run_sample_cell(
     workers: str = "1",
     test_timeout: float = 60.0,
     cell_timeout: float = 600.0,
+    hard_timeout_grace: float = 60.0,
     pytest_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> CellOutcome:
     """Run a sample suite natively into a new cell dir (real pytest, real plugin)."""
     opts = RunOptions(
@@ -64,7 +66,9 @@ def run_sample_cell(
         workers=workers,
         test_timeout=test_timeout,
         cell_timeout=cell_timeout,
+        hard_timeout_grace=hard_timeout_grace,
         pytest_args=pytest_args,
         progress=False,
+        env=env or {},
     )
     return run_cell(opts)

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from harness.execute import CellOutcome, RunOptions, run_cell
+from harness.execute import CellOutcome
 from harness.matrix import merge_cell_dirs
-from tests.cellfactory import write_suite
+from tests.cellfactory import run_sample_cell, write_suite
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,21 +37,11 @@ def run_fault_cell(
     pytest_args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
 ) -> CellOutcome:
-    """A real native cell run (real pytest, real plugin), with every limit adjustable."""
-    opts = RunOptions(
-        suites_dir=suites,
-        results_dir=results,
-        backend="cpu",
-        cell_id=cell_id,
-        workers=workers,
-        test_timeout=test_timeout,
-        hard_timeout_grace=hard_timeout_grace,
-        cell_timeout=cell_timeout,
-        pytest_args=pytest_args,
-        progress=False,
-        env=env or {},
-    )
-    return run_cell(opts)
+    """A real native cpu cell run (real pytest, real plugin), with every limit adjustable."""
+    return run_sample_cell(
+        suites, results, cell_id=cell_id, workers=workers, test_timeout=test_timeout,
+        hard_timeout_grace=hard_timeout_grace, cell_timeout=cell_timeout, pytest_args=pytest_args, env=env,
+    )  # fmt: skip
 
 
 def results_of(matrix: dict[str, Any], column: str) -> dict[str, dict[str, Any]]:
