@@ -18,7 +18,6 @@ from typing import Final
 from xml.parsers import expat
 
 import junitparser
-from junitparser import xunit2
 
 CHUNK: Final = 1 << 16
 TEXT_CAP: Final = 64_000  # characters kept per failure/skip/error body
@@ -290,4 +289,4 @@ def read_junit(path: Path) -> JUnitRead:
     return read
 
 
-__all__ = ["HostileXMLError", "JUnitCase", "JUnitRead", "Result", "read_junit", "xunit2"]
+__all__ = ["HostileXMLError", "JUnitCase", "JUnitRead", "Result", "read_junit"]
