@@ -241,9 +241,38 @@ def build_matrix(
     }
 
 
-def merge_cell_dirs(paths: Iterable[Path]) -> dict[str, Any]:
+MISSING_CELL_ERROR: Final = (
+    "no results were uploaded for this planned cell: its job failed before writing a cell, "
+    "was cancelled, or no runner picked it up"
+)
+
+
+def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) -> list[CellResult]:
+    """A NO DATA stand-in for each planned cell that produced nothing, so it shows as a column."""
+    have = set(present)
+    return [
+        CellResult(
+            path=Path("(planned)"),
+            manifest={
+                "cell_id": entry["cell_id"],
+                "backend": entry.get("backend", ""),
+                "run_id": "",
+                "status": None,
+                "error": MISSING_CELL_ERROR,
+            },
+            records=[],
+            errors=[],
+        )
+        for entry in expected
+        if entry["cell_id"] not in have
+    ]
+
+
+def merge_cell_dirs(paths: Iterable[Path], expected: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing."""
     cells, problems = read_cells(paths)
     kept, notes = deduplicate(cells)
+    kept += missing_cells(expected, (c.cell_id for c in kept))
     return build_matrix(kept, problems, notes)
 
 

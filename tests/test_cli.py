@@ -124,3 +124,26 @@ def test_run_merge_report_round_trip(sample_suite, tmp_path):
 @pytest.mark.parametrize("verb", ["run", "merge", "report", "backends"])
 def test_each_verb_has_help(verb):
     assert harness(verb, "--help").returncode == 0
+
+
+def test_planned_cells_without_results_are_no_data_columns(sample_suite, tmp_path):
+    from harness.matrix import MISSING_CELL_ERROR, validate_matrix
+    from tests.cellfactory import run_sample_cell
+
+    cell = run_sample_cell(sample_suite(SAMPLE), tmp_path / "results", cell_id="cpu").cell_dir
+    plan = tmp_path / "plan.json"
+    plan.write_text(harness("plan", "--format", "github").stdout)
+    out = tmp_path / "m.json"
+    done = harness("merge", str(tmp_path / "results"), "--expect", str(plan), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    matrix = json.loads(out.read_text())
+    validate_matrix(matrix)
+    columns = {c["id"]: c for c in matrix["columns"]}
+    assert list(columns) == ["cpu", "cu126", "cu130", "rocm", "xpu"]
+    assert columns["cpu"]["state"] == "ok" and columns["cpu"]["source"] == str(cell)
+    for cid in ("cu126", "cu130", "rocm", "xpu"):
+        assert columns[cid]["state"] == "no-data" and columns[cid]["error"] == MISSING_CELL_ERROR
+        assert columns[cid]["score"] is None
+    bad_plan = tmp_path / "bad.json"
+    bad_plan.write_text('{"include": [{"backend": "cpu"}]}')
+    assert_one_line_error(harness("merge", str(cell), "--expect", str(bad_plan)), 4, "cell_id")

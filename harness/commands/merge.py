@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -18,6 +19,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", type=Path, default=Path("matrix.json"), help="output file (default: matrix.json)"
     )
     parser.add_argument("--strict", action="store_true", help="exit 4 when any input could not be read")
+    parser.add_argument(
+        "--expect",
+        type=Path,
+        metavar="PLAN",
+        help="the planned cells (`harness plan --format json|github` output): cells without results become NO DATA",
+    )
+
+
+def read_plan(path: Path) -> list[dict[str, str]]:
+    """The planned cells from a plan file: {"include": [...]} or a list, each with cell_id and backend."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(
+            f"{path}: not a readable plan ({err})", hint="write it with `harness plan --format json`"
+        ) from None
+    entries = data.get("include") if isinstance(data, dict) else data
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("cell_id"), str) for e in entries
+    ):
+        raise InputError(f'{path}: a plan is a list of cells with a cell_id (or {{"include": [...]}})')
+    return entries
 
 
 def expand(paths: list[Path], depth: int = 3) -> list[Path]:
@@ -38,7 +61,7 @@ def expand(paths: list[Path], depth: int = 3) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     cells = expand(args.cells)
-    matrix = merge_cell_dirs(cells)
+    matrix = merge_cell_dirs(cells, read_plan(args.expect) if args.expect else ())
     write_matrix(matrix, args.output)
     for column in matrix["columns"]:
         note = "NO DATA" if column["state"] == "no-data" else f"{sum(column['counts'].values())} tests"
