@@ -127,3 +127,13 @@ def real_cells() -> Cells:
     nodata = run_sample_cell(new_suites, root / "results-rocm", backend="rocm", cell_id="rocm").cell_dir
     stale = _as_other_backend(base, root / "results-cu130" / "cu130-copy", "cu130", timedelta(days=30))
     return Cells(base=base, new=new, nodata=nodata, stale=stale)
+
+
+def write_base_and_new(out: Path) -> tuple[Path, Path]:
+    """matrix.json files for the baseline run and the newer run (with its NO DATA column)."""
+    from harness.matrix import merge_cell_dirs, write_matrix
+
+    cells = real_cells()
+    write_matrix(merge_cell_dirs([cells.base]), out / "base.json")
+    write_matrix(merge_cell_dirs([cells.new, cells.nodata]), out / "new.json")
+    return out / "base.json", out / "new.json"

@@ -7,17 +7,12 @@ import pytest
 
 from harness.cli import main
 from harness.diff import classify, diff_matrices, regressions, render_diff_markdown
-from harness.matrix import merge_cell_dirs, write_matrix
-from tests.publishing_cells import REGRESSED, real_cells
+from tests.publishing_cells import REGRESSED, write_base_and_new
 
 
 @pytest.fixture(scope="module")
 def matrices(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    cells = real_cells()
-    out = tmp_path_factory.mktemp("diff")
-    write_matrix(merge_cell_dirs([cells.base]), out / "base.json")
-    write_matrix(merge_cell_dirs([cells.new, cells.nodata]), out / "new.json")
-    return out / "base.json", out / "new.json"
+    return write_base_and_new(tmp_path_factory.mktemp("diff"))
 
 
 def _load(path: Path) -> dict:

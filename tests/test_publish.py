@@ -7,18 +7,13 @@ import pytest
 
 from harness.cli import main
 from harness.history import append_run, load_history
-from harness.matrix import merge_cell_dirs, write_matrix
 from harness.render.markdown import GITHUB_SUMMARY_LIMIT
-from tests.publishing_cells import real_cells
+from tests.publishing_cells import write_base_and_new
 
 
 @pytest.fixture(scope="module")
 def matrices(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    cells = real_cells()
-    out = tmp_path_factory.mktemp("publish")
-    write_matrix(merge_cell_dirs([cells.base]), out / "base.json")
-    write_matrix(merge_cell_dirs([cells.new, cells.nodata]), out / "new.json")
-    return out / "base.json", out / "new.json"
+    return write_base_and_new(tmp_path_factory.mktemp("publish"))
 
 
 @pytest.fixture(autouse=True)
