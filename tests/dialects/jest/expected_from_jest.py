@@ -1,6 +1,6 @@
 """Write expected.json from Jest's own JSON report (jest --json), never from the JUnit XML.
 
-usage: expected_from_jest.py JEST_JSON CONSOLE_TXT PROJECT_DIR PRODUCER COMMAND > expected.json
+usage: expected_from_jest.py JEST_JSON CONSOLE_TXT PROJECT_DIR PRODUCER COMMAND COUNTS_FROM > expected.json
 """
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def main() -> None:
-    report_path, console_path, project, producer, command = sys.argv[1:6]
+    report_path, console_path, project, producer, command, counts_from = sys.argv[1:7]
     report = json.loads(Path(report_path).read_text(encoding="utf-8"))
     console = Path(console_path).read_text(encoding="utf-8")
     summary = [line for line in console.splitlines() if re.match(r"^(Test Suites|Tests):", line)]
@@ -55,6 +55,7 @@ def main() -> None:
     expected = {
         "producer": producer,
         "command": command,
+        "counts_from": counts_from,
         "summary": "\n".join(summary),
         "counts": {
             "tests": report["numTotalTests"],

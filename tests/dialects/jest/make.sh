@@ -20,5 +20,6 @@ grep -E '^(Test Suites|Tests):' "$here/jest-console.txt"
 
 producer="jest $(npx --no-install jest --version) + jest-junit $(node -p "require('jest-junit/package.json').version") on node $(node --version)"
 python3 "$here/expected_from_jest.py" "$here/jest-results.json" "$here/jest-console.txt" . \
-  "$producer" "$command" > "$here/expected.json"
+  "$producer" "$command" "jest --json (same run: numTotalTests, numPassedTests, ...) and its console summary" \
+  > "$here/expected.json"
 echo "wrote $here/junit.xml, $here/junit-file-attr.xml, $here/expected.json"
