@@ -1,0 +1,3 @@
+module example.com/dialect
+
+go 1.19
