@@ -12,7 +12,9 @@ from pathlib import Path
 SUMMARY = re.compile(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)$")
 LISTED = re.compile(r"^\t\s*(\d+) - (.*) \(([^()]*)\)$")
 ATTEMPT = re.compile(r"^\s*(?:\d+/\d+ )?Test\s+#(\d+): ")
-STATUS = re.compile(r"(?:\*\*\*)?(Passed|Failed|Not Run \(Disabled\)|Not Run|Skipped|Timeout|Exception: \S+)(?=\s).*[\d.]+ sec$")
+STATUS = re.compile(
+    r"(?:\*\*\*)?(Passed|Failed|Not Run \(Disabled\)|Not Run|Skipped|Timeout|Exception: \S+)(?=\s).*[\d.]+ sec$"
+)
 
 
 def main() -> None:
@@ -100,7 +102,7 @@ def main() -> None:
         },
         "count_rules": {
             "tests": "every test CTest numbered (#1..#N); CTest's own 'out of N' total leaves out DISABLED tests",
-            "passed": "not in either list of the summary; note CTest's 'N% tests passed' counts skipped tests as passed",
+            "passed": "in neither list of the summary; CTest's 'N% tests passed' counts skipped tests as passed",
             "failed": "CTest's 'N tests failed' = its FAILED list: Failed, Timeout, and Not Run (executable "
             "missing, or a FIXTURES_SETUP test failed); WILL_FAIL inverts pass and fail",
             "errors": "CTest has no error outcome; 'Not Run' tests are failures",

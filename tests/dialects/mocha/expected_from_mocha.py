@@ -80,7 +80,7 @@ def main() -> None:
             "tests": "Mocha's stats.tests: tests that ended (passed, failed, pending); tests a failed hook "
             "kept from running are in no count at all",
             "failed": "Mocha's stats.failures ('N failing'): failed tests PLUS failed hooks "
-            "(a hook failure is reported as a failure named '\"before each\" hook for \"<test>\"')",
+            '(a hook failure is reported as a failure named \'"before each" hook for "<test>"\')',
             "errors": "Mocha has no error outcome: a throw or a timeout is a failure",
             "skipped": "Mocha's stats.pending: it.skip, it() without a body, this.skip() and describe.skip",
             "disabled": "Mocha has no disabled state",
