@@ -12,7 +12,11 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/project"
 export GOPROXY=off GOTOOLCHAIN=local GOFLAGS=-mod=mod GOWORK=off CGO_ENABLED=0
-export GOCACHE="${GOCACHE:-$(mktemp -d)}"
+if [ -z "${GOCACHE:-}" ]; then  # a throwaway build cache unless the caller gives one
+  GOCACHE="$(mktemp -d)"
+  trap 'go clean -cache >/dev/null 2>&1; rm -rf "$GOCACHE"' EXIT
+fi
+export GOCACHE
 gotestsum_v="$(dpkg-query -W -f '${Version}' gotestsum 2>/dev/null || gotestsum --version)"
 echo "$(go version), gotestsum $gotestsum_v ($(gotestsum --version))"
 
