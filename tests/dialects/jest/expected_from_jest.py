@@ -56,6 +56,7 @@ def main() -> None:
         "producer": producer,
         "command": command,
         "counts_from": counts_from,
+        "junit_files": ["junit.xml", "junit-file-attr.xml"],  # written by make.sh
         "summary": "\n".join(summary),
         "counts": {
             "tests": report["numTotalTests"],

@@ -62,6 +62,7 @@ def main() -> None:
         "producer": producer,
         "command": command,
         "counts_from": counts_from,
+        "junit_files": ["junit.xml", "junit-jenkins.xml"],  # written by make.sh
         "summary": "\n".join(summary),
         "counts": {
             "tests": stats["tests"],
