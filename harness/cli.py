@@ -13,12 +13,19 @@ from harness import __version__, commands
 from harness.errors import HarnessError
 
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
-VERB_ORDER = ("run", "merge", "report", "backends", "build", "plan", "diff", "gate", "badge", "publish")
+VERB_ORDER = ("run", "merge", "import", "report", "backends", "build", "plan", "diff", "gate", "badge", "publish")
 
 
-def _verbs() -> list[str]:
-    found = [m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")]
-    return [v for v in VERB_ORDER if v in found] + sorted(v for v in found if v not in VERB_ORDER)
+def _verb(module_name: str) -> str:
+    """A module's verb is its name; `import_` (a keyword as a name) is `import`."""
+    return module_name.rstrip("_")
+
+
+def _verbs() -> list[tuple[str, str]]:
+    """(verb, module name) in help order."""
+    found = {_verb(m.name): m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")}
+    order = [v for v in VERB_ORDER if v in found] + sorted(v for v in found if v not in VERB_ORDER)
+    return [(v, found[v]) for v in order]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    for verb in _verbs():
-        module = importlib.import_module(f"harness.commands.{verb}")
+    for verb, module_name in _verbs():
+        module = importlib.import_module(f"harness.commands.{module_name}")
         verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
         module.add_arguments(verb_parser)
         verb_parser.set_defaults(handler=module.run)

@@ -1,172 +1,261 @@
-"""Compare two matrices cell by cell: what broke, what got fixed, what appeared or vanished.
+"""Compare columns of two matrices (or two columns of one): what broke, what got fixed, what
+appeared or vanished, test by test and feature by feature.
 
-A result is keyed by (column id, test id). Rules (docs/publishing.md):
+Columns are paired by id (a run against its baseline), or explicitly (release over release:
+two torch builds of one backend). Per test (docs/publishing.md):
 - newly failing: now failed/error/timeout/crashed, and before present with any other outcome;
 - newly passing: now passed/xpassed/flaky, and before present with an outcome outside those;
 - newly skipped: now skipped, before present and not skipped;
-- added / removed: the test has a result on that column in only one of the two matrices. An
-  added test that fails is listed as added (with its outcome) and counts as a regression;
+- added / removed: the test has a result in only one of the two columns. An added test that
+  fails is listed as added (with its outcome) and counts as a regression;
 - a column present in only one matrix is reported as a column added/removed, not per test.
+Per feature: the roll-up state before and after, and how many of its tests newly fail/pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Final
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
 
-from harness.outcomes import BAD, GOOD, Outcome
-from harness.render.markdown import escape_cell, escape_code
-
-CHANGE_KINDS: Final = ("newly_failing", "newly_passing", "newly_skipped", "added", "removed", "changed")
-_BAD: Final = frozenset(o.value for o in BAD)
-_GOOD: Final = frozenset(o.value for o in GOOD)
+from harness.model import Column, Matrix, TestResult
+from harness.outcomes import BAD, GOOD, Outcome, Rollup
 
 
-def _results(matrix: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-    """column id -> test id -> result."""
-    by_column: dict[str, dict[str, dict[str, Any]]] = {c["id"]: {} for c in matrix["columns"]}
-    for test in matrix["tests"]:
-        for column_id, result in test["results"].items():
-            by_column.setdefault(column_id, {})[test["id"]] = result | {"feature": test["feature"]}
-    return by_column
+class ChangeKind(StrEnum):
+    NEWLY_FAILING = "newly_failing"
+    NEWLY_PASSING = "newly_passing"
+    NEWLY_SKIPPED = "newly_skipped"
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
 
 
-def _entry(test_id: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
-    latest = new or old or {}
-    entry: dict[str, Any] = {
-        "test": test_id,
-        "feature": latest.get("feature"),
-        "before": old["outcome"] if old else None,
-        "after": new["outcome"] if new else None,
-    }
-    if new and new.get("message"):
-        entry["message"] = new["message"].strip().splitlines()[0][:300] if new["message"].strip() else ""
-    return entry
+@dataclass(frozen=True, slots=True)
+class Change:
+    test: str
+    feature: str
+    before: Outcome | None
+    after: Outcome | None
+    message: str | None = None
+
+    @property
+    def is_regression(self) -> bool:
+        return self.after in BAD and (self.before is None or self.before not in BAD)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "test": self.test,
+            "feature": self.feature,
+            "before": self.before.value if self.before else None,
+            "after": self.after.value if self.after else None,
+        }
+        if self.message is not None:
+            data["message"] = self.message
+        return data
 
 
-def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str | None:
+@dataclass(frozen=True, slots=True)
+class FeatureChange:
+    feature: str
+    title: str
+    before: Rollup
+    after: Rollup
+    newly_failing: int
+    newly_passing: int
+
+    @property
+    def changed(self) -> bool:
+        return self.before is not self.after or bool(self.newly_failing or self.newly_passing)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "feature": self.feature,
+            "title": self.title,
+            "before": self.before.value,
+            "after": self.after.value,
+            "newly_failing": self.newly_failing,
+            "newly_passing": self.newly_passing,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnRef:
+    id: str
+    backend: str
+    display_name: str
+    state: str
+    torch: str | None
+
+    @classmethod
+    def of(cls, column: Column) -> ColumnRef:
+        return cls(column.id, column.backend, column.display_name, column.state.value, column.environment.torch)
+
+    def label(self) -> str:
+        return f"{self.display_name} {self.id}" + (f" (torch {self.torch})" if self.torch else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "backend": self.backend,
+            "display_name": self.display_name,
+            "state": self.state,
+            "torch": self.torch,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDiff:
+    old: ColumnRef
+    new: ColumnRef
+    changes: dict[ChangeKind, list[Change]]
+    features: list[FeatureChange]
+
+    @property
+    def id(self) -> str:
+        return self.new.id
+
+    @property
+    def regressions(self) -> list[Change]:
+        kinds = (ChangeKind.NEWLY_FAILING, ChangeKind.ADDED)
+        return [c for kind in kinds for c in self.changes[kind] if c.is_regression]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.new.id,
+            "backend": self.new.backend,
+            "display_name": self.new.display_name,
+            "old": self.old.to_json(),
+            "new": self.new.to_json(),
+            "state_before": self.old.state,
+            "state_after": self.new.state,
+            "regressions": len(self.regressions),
+            "features": [f.to_json() for f in self.features if f.changed],
+            "changes": {kind.value: [c.to_json() for c in changes] for kind, changes in self.changes.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DiffReport:
+    old_generated_at: str
+    new_generated_at: str
+    columns: list[ColumnDiff]
+    columns_added: list[ColumnRef] = field(default_factory=list)
+    columns_removed: list[ColumnRef] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> int:
+        return sum(len(c.regressions) for c in self.columns)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old_generated_at": self.old_generated_at,
+            "new_generated_at": self.new_generated_at,
+            "columns_added": [c.to_json() for c in self.columns_added],
+            "columns_removed": [c.to_json() for c in self.columns_removed],
+            "columns": [c.to_json() for c in self.columns],
+            "regressions": self.regressions,
+        }
+
+
+def classify(old: TestResult | None, new: TestResult | None) -> ChangeKind | None:
     """The change kind for one (column, test) pair, or None when nothing changed."""
     if old is None and new is None:
         return None
     if old is None:
-        return "added"
+        return ChangeKind.ADDED
     if new is None:
-        return "removed"
-    before, after = old["outcome"], new["outcome"]
-    if before == after:
+        return ChangeKind.REMOVED
+    before, after = old.outcome, new.outcome
+    if before is after:
         return None
-    if after in _BAD:
-        return "newly_failing" if before not in _BAD else "changed"
-    if after in _GOOD:
-        return "newly_passing" if before not in _GOOD else "changed"
-    if after == Outcome.SKIPPED.value:
-        return "newly_skipped"
-    return "changed"
+    if after in BAD:
+        return ChangeKind.NEWLY_FAILING if before not in BAD else ChangeKind.CHANGED
+    if after in GOOD:
+        return ChangeKind.NEWLY_PASSING if before not in GOOD else ChangeKind.CHANGED
+    if after is Outcome.SKIPPED:
+        return ChangeKind.NEWLY_SKIPPED
+    return ChangeKind.CHANGED
 
 
-def diff_matrices(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-ready report: per column, the changed tests by kind; columns added/removed."""
-    old_results, new_results = _results(old), _results(new)
-    old_columns = {c["id"]: c for c in old["columns"]}
-    new_columns = {c["id"]: c for c in new["columns"]}
-    columns: list[dict[str, Any]] = []
-    for column_id, column in new_columns.items():
-        if column_id not in old_columns:
+def _first_line(text: str | None) -> str | None:
+    if not text or not text.strip():
+        return None
+    return text.strip().splitlines()[0][:300]
+
+
+def _results(matrix: Matrix, column_id: str) -> dict[str, tuple[str, TestResult]]:
+    return {row.id: (row.feature, result) for row, result in matrix.results(column_id)}
+
+
+def diff_columns(old: Matrix, old_column: Column, new: Matrix, new_column: Column) -> ColumnDiff:
+    """Every change between one column of `old` and one column of `new`."""
+    before, after = _results(old, old_column.id), _results(new, new_column.id)
+    changes: dict[ChangeKind, list[Change]] = {kind: [] for kind in ChangeKind}
+    per_feature: dict[str, list[int]] = {}
+    for test_id in sorted(set(before) | set(after)):
+        old_entry, new_entry = before.get(test_id), after.get(test_id)
+        old_result = old_entry[1] if old_entry else None
+        new_result = new_entry[1] if new_entry else None
+        kind = classify(old_result, new_result)
+        if kind is None:
             continue
-        before, after = old_results.get(column_id, {}), new_results.get(column_id, {})
-        changes: dict[str, list[dict[str, Any]]] = {kind: [] for kind in CHANGE_KINDS}
-        for test_id in sorted(set(before) | set(after)):
-            kind = classify(before.get(test_id), after.get(test_id))
-            if kind:
-                changes[kind].append(_entry(test_id, before.get(test_id), after.get(test_id)))
-        regressions = len(changes["newly_failing"]) + sum(1 for e in changes["added"] if e["after"] in _BAD)
-        columns.append(
-            {
-                "id": column_id,
-                "backend": column["backend"],
-                "display_name": column["display_name"],
-                "state_before": old_columns[column_id]["state"],
-                "state_after": column["state"],
-                "regressions": regressions,
-                "changes": changes,
-            }
+        feature = (new_entry or old_entry)[0]  # type: ignore[index]
+        message = _first_line(new_result.message) if new_result is not None and new_result.is_bad else None
+        change = Change(
+            test=test_id,
+            feature=feature,
+            before=old_result.outcome if old_result else None,
+            after=new_result.outcome if new_result else None,
+            message=message,
         )
-    return {
-        "old_generated_at": old.get("generated_at"),
-        "new_generated_at": new.get("generated_at"),
-        "columns_added": [_column_ref(c) for cid, c in new_columns.items() if cid not in old_columns],
-        "columns_removed": [_column_ref(c) for cid, c in old_columns.items() if cid not in new_columns],
-        "columns": columns,
-        "regressions": sum(c["regressions"] for c in columns),
-    }
+        changes[kind].append(change)
+        tally = per_feature.setdefault(feature, [0, 0])
+        if change.is_regression:
+            tally[0] += 1
+        elif kind is ChangeKind.NEWLY_PASSING:
+            tally[1] += 1
+    features = []
+    for feature in new.features:
+        old_cell, new_cell = old.cell(feature.id, old_column.id), new.cell(feature.id, new_column.id)
+        failing, passing = per_feature.get(feature.id, (0, 0))
+        features.append(
+            FeatureChange(
+                feature=feature.id,
+                title=feature.title,
+                before=old_cell.state if old_cell else Rollup.NO_DATA,
+                after=new_cell.state if new_cell else Rollup.NO_DATA,
+                newly_failing=failing,
+                newly_passing=passing,
+            )
+        )
+    return ColumnDiff(old=ColumnRef.of(old_column), new=ColumnRef.of(new_column), changes=changes, features=features)
 
 
-def _column_ref(column: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": column["id"],
-        "backend": column["backend"],
-        "display_name": column["display_name"],
-        "state": column["state"],
-    }
+def diff_matrices(old: Matrix, new: Matrix, pairs: Sequence[tuple[str, str]] | None = None) -> DiffReport:
+    """Columns paired by id (or by `pairs` of old id -> new id)."""
+    old_columns = {c.id: c for c in old.columns}
+    new_columns = {c.id: c for c in new.columns}
+    if pairs is None:
+        pairs = [(cid, cid) for cid in new_columns if cid in old_columns]
+    paired_old = {a for a, _ in pairs}
+    paired_new = {b for _, b in pairs}
+    return DiffReport(
+        old_generated_at=old.generated_at,
+        new_generated_at=new.generated_at,
+        columns=[diff_columns(old, old_columns[a], new, new_columns[b]) for a, b in pairs],
+        columns_added=[ColumnRef.of(c) for cid, c in new_columns.items() if cid not in paired_new],
+        columns_removed=[ColumnRef.of(c) for cid, c in old_columns.items() if cid not in paired_old],
+    )
 
 
-def regressions(report: dict[str, Any], columns: Iterable[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
-    """(column id, entry) for every newly failing or added-and-failing test."""
+def regressions(report: DiffReport, columns: Iterable[str] | None = None) -> list[tuple[str, Change]]:
+    """(column id, change) for every newly failing or added-and-failing test."""
     wanted = set(columns) if columns is not None else None
-    found = []
-    for column in report["columns"]:
-        if wanted is not None and column["id"] not in wanted:
-            continue
-        for entry in column["changes"]["newly_failing"]:
-            found.append((column["id"], entry))
-        for entry in column["changes"]["added"]:
-            if entry["after"] in _BAD:
-                found.append((column["id"], entry))
-    return found
-
-
-_TITLES: Final = {
-    "newly_failing": "Newly failing",
-    "newly_passing": "Newly passing",
-    "newly_skipped": "Newly skipped",
-    "added": "Added",
-    "removed": "Removed",
-    "changed": "Other outcome changes",
-}
-
-
-def render_diff_markdown(report: dict[str, Any], max_items: int = 200) -> str:
-    lines = [
-        "## Matrix diff",
-        "",
-        f"Baseline generated {report['old_generated_at']}, new run generated {report['new_generated_at']}.",
-        "",
-        "| Column | Newly failing | Newly passing | Newly skipped | Added | Removed | Other changes |",
-        "|---|---|---|---|---|---|---|",
+    return [
+        (column.id, change)
+        for column in report.columns
+        if wanted is None or column.id in wanted
+        for change in column.regressions
     ]
-    for column in report["columns"]:
-        counts = [str(len(column["changes"][kind])) for kind in CHANGE_KINDS]
-        lines.append(f"| {escape_cell(column['display_name'])} `{column['id']}` | " + " | ".join(counts) + " |")
-    for title, refs in (("Columns added", report["columns_added"]), ("Columns removed", report["columns_removed"])):
-        if refs:
-            lines += ["", f"**{title}:** " + ", ".join(f"{escape_cell(c['display_name'])} `{c['id']}`" for c in refs)]
-    for column in report["columns"]:
-        if not any(column["changes"].values()):
-            continue
-        lines += ["", f"### {escape_cell(column['display_name'])} `{column['id']}`"]
-        for kind in CHANGE_KINDS:
-            entries = column["changes"][kind]
-            if not entries:
-                continue
-            lines += ["", f"**{_TITLES[kind]}** ({len(entries)})", ""]
-            for entry in entries[:max_items]:
-                move = f"{entry['before'] or 'absent'} → {entry['after'] or 'absent'}"
-                msg = f": {escape_cell(entry['message'])}" if entry.get("message") and entry["after"] in _BAD else ""
-                lines.append(f"- `{escape_code(entry['test'])}` ({move}){msg}")
-            if len(entries) > max_items:
-                lines.append(f"- … and {len(entries) - max_items} more (see the JSON diff)")
-    if report["regressions"] == 0 and not report["columns_removed"]:
-        lines += ["", "No new regressions."]
-    else:
-        lines += ["", f"**{report['regressions']} new regression(s).**"]
-    return "\n".join(lines) + "\n"

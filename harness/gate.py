@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.diff import diff_matrices, regressions
 from harness.errors import UsageError
-from harness.outcomes import BAD
-
-_BAD = frozenset(o.value for o in BAD)
+from harness.model import Column, ColumnState, Matrix
 
 
 @dataclass
@@ -29,19 +26,19 @@ class GateResult:
         return bool(self.reasons)
 
 
-def select_columns(matrix: dict[str, Any], backends: Sequence[str] | None) -> tuple[list[dict[str, Any]], list[str]]:
+def select_columns(matrix: Matrix, backends: Sequence[str] | None) -> tuple[list[Column], list[str]]:
     """Columns whose backend or id is named (all when none are); names that match no column."""
     if not backends:
-        return list(matrix["columns"]), []
-    chosen = [c for c in matrix["columns"] if c["backend"] in backends or c["id"] in backends]
-    unmatched = [b for b in backends if not any(c["backend"] == b or c["id"] == b for c in matrix["columns"])]
+        return list(matrix.columns), []
+    chosen = [c for c in matrix.columns if c.backend in backends or c.id in backends]
+    unmatched = [b for b in backends if not any(c.backend == b or c.id == b for c in matrix.columns)]
     return chosen, unmatched
 
 
 def evaluate_gate(
-    matrix: dict[str, Any],
+    matrix: Matrix,
     *,
-    baseline: dict[str, Any] | None = None,
+    baseline: Matrix | None = None,
     any_failure: bool = False,
     new_regressions: bool = False,
     no_data: bool = False,
@@ -52,29 +49,24 @@ def evaluate_gate(
     if new_regressions and baseline is None:
         raise UsageError("--new-regressions needs --baseline OLD_MATRIX")
     columns, unmatched = select_columns(matrix, backends)
-    result = GateResult(checked=[c["id"] for c in columns])
+    result = GateResult(checked=[c.id for c in columns])
     for name in unmatched:
         message = f"{name}: no column in this matrix (the cell did not report)"
         (result.reasons if no_data else result.warnings).append(message)
     if any_failure:
-        failing: dict[str, list[str]] = {}
-        for test in matrix["tests"]:
-            for column_id, res in test["results"].items():
-                if res["outcome"] in _BAD:
-                    failing.setdefault(column_id, []).append(f"{test['id']} ({res['outcome']})")
         for column in columns:
-            tests = failing.get(column["id"], [])
+            tests = [f"{row.id} ({res.outcome.value})" for row, res in matrix.results(column.id) if res.is_bad]
             if tests:
                 more = f" and {len(tests) - 3} more" if len(tests) > 3 else ""
-                result.reasons.append(f"{column['id']}: {len(tests)} failing test(s): {', '.join(tests[:3])}{more}")
+                result.reasons.append(f"{column.id}: {len(tests)} failing test(s): {', '.join(tests[:3])}{more}")
     if new_regressions and baseline is not None:
         report = diff_matrices(baseline, matrix)
-        for column_id, entry in regressions(report, [c["id"] for c in columns]):
-            before = entry["before"] or "absent"
-            result.reasons.append(f"{column_id}: new regression {entry['test']} ({before} -> {entry['after']})")
+        for column_id, change in regressions(report, [c.id for c in columns]):
+            before = change.before.value if change.before else "absent"
+            after = change.after.value if change.after else "absent"
+            result.reasons.append(f"{column_id}: new regression {change.test} ({before} -> {after})")
     if no_data:
         for column in columns:
-            if column["state"] == "no-data":
-                why = column.get("error") or "no test results"
-                result.reasons.append(f"{column['id']}: NO DATA ({why})")
+            if column.state is ColumnState.NO_DATA:
+                result.reasons.append(f"{column.id}: NO DATA ({column.error or 'no test results'})")
     return result

@@ -16,46 +16,47 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.cell import write_json_atomic
+from harness.model import Matrix
 
 HISTORY_SCHEMA: Final = "history/1"
 # <publish time, UTC, to the microsecond>-<run key>.json: names sort in the order runs were appended.
 _NAME_RE: Final = re.compile(r"^(\d{8}T\d{6}\.\d{6}Z)-([A-Za-z0-9._-]+)\.json$")
 
 
-def run_key(matrix: dict[str, Any]) -> str:
+def run_key(matrix: Matrix) -> str:
     """Identifies the run: the GitHub run when there is one, else a hash of the columns' runs."""
     run_id = os.environ.get("GITHUB_RUN_ID")
     if run_id and run_id.isdigit():
         attempt = os.environ.get("GITHUB_RUN_ATTEMPT", "1")
         return f"gh{run_id}-{attempt if attempt.isdigit() else '1'}"
-    runs = sorted(f"{c['id']}={c.get('run_id')}@{c.get('run_attempt', 1)}" for c in matrix["columns"])
+    runs = sorted(f"{c.id}={c.run_id}@{c.run_attempt}" for c in matrix.columns)
     return hashlib.sha256("\n".join(runs).encode()).hexdigest()[:12]
 
 
-def summarize(matrix: dict[str, Any]) -> dict[str, Any]:
+def summarize(matrix: Matrix) -> dict[str, Any]:
     """What the trend needs from one run: per column its state, counts and score, per feature its state."""
     columns = []
-    for column in matrix["columns"]:
-        env = column.get("environment") or {}
+    for column in matrix.columns:
+        env = column.environment
         columns.append(
             {
-                "id": column["id"],
-                "backend": column["backend"],
-                "display_name": column["display_name"],
-                "state": column["state"],
-                "counts": column.get("counts") or {},
-                "score": column.get("score"),
-                "torch": env.get("torch"),
-                "suite_sha": env.get("suite_sha"),
-                "started_at": env.get("started_at"),
+                "id": column.id,
+                "backend": column.backend,
+                "display_name": column.display_name,
+                "state": column.state.value,
+                "counts": {k.value: v for k, v in column.counts.items()},
+                "score": column.score.to_json() if column.score else None,
+                "torch": env.torch,
+                "suite_sha": env.suite_sha,
+                "started_at": env.started_at,
                 "features": {
-                    fid: cells[column["id"]]["state"] for fid, cells in matrix["cells"].items() if column["id"] in cells
+                    fid: cells[column.id].state.value for fid, cells in matrix.cells.items() if column.id in cells
                 },
             }
         )
     return {
         "schema": HISTORY_SCHEMA,
-        "generated_at": matrix["generated_at"],
+        "generated_at": matrix.generated_at,
         "run": run_key(matrix),
         "columns": columns,
     }
@@ -65,7 +66,7 @@ def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
-def append_run(history_dir: Path, matrix: dict[str, Any]) -> Path | None:
+def append_run(history_dir: Path, matrix: Matrix) -> Path | None:
     """Write this run's summary (new file only) and refresh the index; None when already recorded."""
     history_dir.mkdir(parents=True, exist_ok=True)
     summary = summarize(matrix)

@@ -1,60 +1,64 @@
-"""One cell dir -> normalized test records (one per logical test).
+"""One cell dir -> one record per logical test, in bounded memory.
 
-Sources, in order of trust: events.jsonl (incremental, survives crashes), junit.xml (full
-messages, properties), collected.json (the plan: what never ran is `not-run`), the
-faults-*.log files (the signal that killed a process) and the manifest (how the run ended).
-Every count is recomputed from these records; suite counters in XML are never read.
+Sources, in order of trust: events.jsonl (incremental, survives crashes), the JUnit files
+(junit.xml, or the imported files under junit/), collected.json (the plan: what never ran is
+`not-run`), the faults-*.log files (the signal that killed a process) and the manifest (how
+the run ended). Each source is read once, as a stream, and turned into attempts
+(harness/attempts.py); outcomes.decide() judges every test from its attempts. Memory grows
+with the number of tests, never with the bytes of output in the files: texts are capped as
+they are read. Every count is recomputed from these records; suite counters in XML are
+never read.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import re
-from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from harness import attempts as normalise
+from harness import jsonio
 from harness.cell import CellDir, CellStatus, read_manifest
 from harness.errors import InputError
-from harness.junit import JUnitCase, read_junit
-from harness.outcomes import Outcome, SkipClass, classify_reason, is_timeout_message
+from harness.featuremap import FeatureMap, load_feature_map
+from harness.identity import IdentityRules
+from harness.junit import JUnitRead, iter_junit
+from harness.model import UNASSIGNED, TestResult
+from harness.outcomes import Attempt, Outcome, Phase, Scope, Status, decide, trim
 
-MESSAGE_CAP: Final = 2_000
-TRACE_CAP: Final = 8_000
-EVENT_LINE_CAP: Final = 8 << 20  # characters; the plugin's lines stay far below (texts trimmed to 32 KB)
-_XDIST_CRASH_RE: Final = re.compile(r"worker '(gw\d+)' crashed while running '([^']+)'")
+EVENT_LINE_CAP: Final = 8 << 20  # bytes; the plugin's lines stay far below (texts trimmed to 32 KB)
+OUTPUT_CAP: Final = 4_000  # characters of captured output kept next to a failure
+FEATURE_MAP: Final = "featuremap.toml"
+JUNIT_DIR: Final = "junit"
+# Properties every test of the suites records for readers of bare JUnit; the matrix has them per column.
+BOOKKEEPING: Final = frozenset({"nodeid", "feature", "scope", "backend", "device"})
 _FATAL_RE: Final = re.compile(r"^Fatal Python error: (.+?)\s*$")
 # faulthandler's watchdog (the plugin's backstop for hangs that hold the GIL) logs this.
 _WATCHDOG_RE: Final = re.compile(r"^(Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\))!\s*$")
-_STRICT_XPASS: Final = "[XPASS(strict)]"
+_SCOPES: Final = {s.value: s for s in Scope}
+_PHASE_BITS: Final = {"setup": 1, "call": 2, "teardown": 4}
+_START_LINE: Final = b'{"event": "start"'  # how the plugin's json.dumps begins a start line
+_PASSED_PHASES: Final = ((1, Phase.SETUP), (2, Phase.CALL), (4, Phase.TEARDOWN))
 
 
-@dataclass
+@dataclass(slots=True)
 class TestRecord:
+    """One logical test of one cell."""
+
+    __test__ = False
+
     nodeid: str
     feature: str
-    outcome: Outcome
-    skip_class: SkipClass | None = None
-    link: str | None = None
-    message: str | None = None
-    trace: str | None = None
-    duration: float | None = None
-    attempts: int = 1
-    properties: dict[str, Any] = field(default_factory=dict)
-    scope: str = "backend"  # "host": host-side logic that does not speak for the backend's device
-    strict: bool | None = None  # for xpassed: did pytest count it as a failure
-    signal: str | None = None  # for crashed: the fatal signal, when known
-    extra_messages: list[str] = field(default_factory=list)  # teardown errors, earlier attempts
+    result: TestResult
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["outcome"] = self.outcome.value
-        data["skip_class"] = self.skip_class.value if self.skip_class else None
-        if self.scope == "backend":
-            data.pop("scope")  # the default; only host-scope results carry it
-        return {k: v for k, v in data.items() if v not in (None, [], {})}
+    def __getattr__(self, name: str) -> Any:  # record.outcome, record.message, ... (tests read these)
+        if name.startswith("_") or name == "result":  # pickling looks these up before `result` is set
+            raise AttributeError(name)
+        return getattr(self.result, name)
 
 
 @dataclass
@@ -63,66 +67,220 @@ class CellResult:
     manifest: dict[str, Any]
     records: list[TestRecord]
     errors: list[str]
+    features: dict[str, dict[str, str]] = field(default_factory=dict)  # row metadata (manifest or feature map)
 
     @property
     def cell_id(self) -> str:
         return self.manifest["cell_id"]
 
 
-def trim(text: str | None, cap: int) -> str | None:
-    if text is None or len(text) <= cap:
-        return text
-    head = cap // 4
-    tail = cap - head
-    return (
-        f"{text[:head]}\n... [{len(text) - cap} characters trimmed; full text in the cell's files] ...\n{text[-tail:]}"
-    )
+@dataclass(slots=True)
+class _Test:
+    """What the sources said about one test, gathered before it is decided. Kept small: a
+    cell has tens of thousands of these and most tests only passed."""
+
+    feature: str | None = None
+    scope: Scope | None = None
+    reported: bool = False  # the event log has reports for it (then the log decides)
+    passed: int = 0  # event log: bit per phase (setup 1, call 2, teardown 4) that reported a pass
+    passed_time: float = 0.0  # and the time those passing phases took
+    attempts: list[Attempt] | None = None  # event log: every report that is not a plain pass
+    runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase>
+    grouped: bool = True  # JUnit: several <testcase>s with this id are runs of one test (pytest)
+    user_properties: Any = None  # event log: the latest report's properties, read once at the end
+    properties: dict[str, Any] | None = None
+    output: str | None = None
+    started: bool = False
+    finished: bool = False
 
 
-# -- sources -----------------------------------------------------------------------------
-def read_events(path: Path, errors: list[str]) -> list[dict[str, Any]]:
-    """Read events.jsonl; a bad or half-written line is reported and skipped, not fatal."""
+class _Gather:
+    """Everything read from a cell's files, keyed by test id, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, _Test] = {}
+        self.timed_out: dict[str, Any] = {}
+        self.session_finished = False
+        self.events_seen = False
+        self.events_clean = True  # no unreadable or overlong line in events.jsonl
+
+    def test(self, nodeid: str) -> _Test:
+        test = self.tests.get(nodeid)
+        if test is None:
+            test = self.tests[nodeid] = _Test()
+        return test
+
+
+def _add_properties(test: _Test, pairs: Any) -> None:
+    for pair in pairs or ():
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            continue
+        key, value = str(pair[0]), pair[1]
+        if key == "feature" and value and test.feature is None:
+            test.feature = sys.intern(str(value))
+        elif key == "scope" and test.scope is None:
+            test.scope = _SCOPES.get(str(value))
+        elif key not in BOOKKEEPING:
+            if test.properties is None:
+                test.properties = {}
+            test.properties.setdefault(key, value)
+
+
+# -- sources -------------------------------------------------------------------------------------
+def read_collected(path: Path, gather: _Gather, errors: list[str]) -> None:
+    """The plan: every collected test in collection order, with its feature and scope."""
     if not path.exists():
-        return []
-    events: list[dict[str, Any]] = []
+        return
+    try:
+        data = jsonio.loads(path.read_bytes())
+        tests = data["tests"]
+        collect_errors = [e for e in data.get("collect_errors") or [] if isinstance(e, dict)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        errors.append(f"collected.json: unreadable ({err}); the planned test list is unknown")
+        return
+    for err in collect_errors:
+        # A module that failed to import loses all its tests: it is an error row of its own.
+        nodeid = str(err.get("nodeid") or "(collection)")
+        message = str(err.get("message") or "collection failed")
+        errors.append(f"collection error in {nodeid}: {trim(message, 300)}")
+        test = gather.test(nodeid)
+        test.reported = True
+        last = message.strip().splitlines()[-1] if message.strip() else "collection failed"
+        test.attempts = [Attempt(Phase.SETUP, Status.FAILED, message=f"collection failed: {last}", text=message)]
+    for entry in tests:
+        if isinstance(entry, dict) and isinstance(entry.get("nodeid"), str):
+            test = gather.test(entry["nodeid"])
+            feature = entry.get("feature")
+            test.feature = sys.intern(feature) if isinstance(feature, str) and feature else None
+            test.scope = _SCOPES.get(entry.get("scope") or "")
+
+
+def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: bool = True) -> None:
+    """events.jsonl as it streams by; a bad or half-written line is reported and skipped.
+
+    `progress`: read the start lines. They only matter for a run that did not end normally
+    (which test was in flight), so for a completed run they are skipped unparsed.
+    """
+    if not path.exists():
+        return
+    gather.events_seen = True
     bad = too_long = 0
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    loads = jsonio.loads
+    tests = gather.tests
+    with path.open("rb") as handle:
         while line := handle.readline(EVENT_LINE_CAP):
-            if len(line) >= EVENT_LINE_CAP and not line.endswith("\n"):
+            if not progress and line.startswith(_START_LINE):
+                continue
+            if len(line) >= EVENT_LINE_CAP and not line.endswith(b"\n"):
                 too_long += 1  # the plugin never writes such a line: skip it without holding it
-                while (rest := handle.readline(EVENT_LINE_CAP)) and not rest.endswith("\n"):
+                while (rest := handle.readline(EVENT_LINE_CAP)) and not rest.endswith(b"\n"):
                     pass
                 continue
-            if not line.strip():
-                continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                event = loads(line)
+            except ValueError:
+                if line.strip():
+                    bad += 1
+                continue
+            if not isinstance(event, dict):
                 bad += 1
                 continue
-            if isinstance(record, dict) and "event" in record:
-                events.append(record)
-            else:
+            kind = event.get("event")
+            nodeid = event.get("nodeid")
+            if kind == "report" and isinstance(nodeid, str):
+                test = tests.get(nodeid) or gather.test(nodeid)
+                test.reported = True
+                phase_bit = _PHASE_BITS.get(event.get("when"))
+                if event.get("outcome") == "passed" and event.get("wasxfail") is None and phase_bit:
+                    test.passed |= phase_bit
+                    duration = event.get("duration")
+                    if isinstance(duration, int | float):
+                        test.passed_time += duration
+                else:
+                    attempt = normalise.from_report(event)
+                    if test.attempts is None:
+                        test.attempts = [attempt]
+                    else:
+                        test.attempts.append(attempt)
+                if event.get("user_properties"):
+                    test.user_properties = event["user_properties"]  # later phases hold all earlier ones
+                if event.get("output") and test.output is None:
+                    test.output = trim(event["output"], OUTPUT_CAP)
+            elif kind == "start" and isinstance(nodeid, str):
+                (tests.get(nodeid) or gather.test(nodeid)).started = True
+            elif kind == "finish" and isinstance(nodeid, str):
+                test = tests.get(nodeid) or gather.test(nodeid)
+                test.finished = True
+                passed = event.get("passed")
+                if passed:  # the phases that passed, folded into this line by the plugin
+                    test.reported = True
+                    for when, duration in passed.items():
+                        test.passed |= _PHASE_BITS.get(when, 0)
+                        if isinstance(duration, int | float):
+                            test.passed_time += duration
+                if event.get("user_properties"):
+                    test.user_properties = event["user_properties"]
+            elif kind == "timeout" and isinstance(nodeid, str):
+                gather.timed_out[nodeid] = event.get("seconds")
+                gather.test(nodeid)
+            elif kind == "session_finish":
+                gather.session_finished = True
+            elif kind is None:
                 bad += 1
+    gather.events_clean = not (bad or too_long)
     if bad:
         errors.append(f"events.jsonl: {bad} unreadable line(s) skipped (a writer died mid-line?)")
     if too_long:
         errors.append(f"events.jsonl: {too_long} line(s) over {EVENT_LINE_CAP >> 20} MB skipped")
-    return events
 
 
-def read_collected(path: Path, errors: list[str]) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
+def junit_files(cell: Path) -> list[Path]:
+    """junit.xml, and the files `harness import` put under junit/ (in name order)."""
+    files = [cell / "junit.xml"] if (cell / "junit.xml").exists() else []
+    folder = cell / JUNIT_DIR
+    if folder.is_dir():
+        files += sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".xml")
+    return files
+
+
+def read_junit_files(files: list[Path], gather: _Gather, errors: list[str]) -> int:
+    """Every testcase of every file; tests the event log already decided only lend their output."""
+    count = 0
+    tests = gather.tests
+    rules = IdentityRules()  # one for the cell: equal ids in two files are still two tests
+    for path in files:
+        read = JUnitRead(path=path)
+        for case in iter_junit(path, read):
+            count += 1
+            nodeid, grouped = rules.test_id(case, read)
+            test = tests.get(nodeid)
+            if test is None:
+                test = gather.test(nodeid)
+            if (case.system_out or case.system_err) and test.output is None:
+                test.output = trim("\n".join(t for t in (case.system_out, case.system_err) if t), OUTPUT_CAP)
+            if test.reported:
+                continue  # the event log decides and has the properties; JUnit adds only output
+            if case.properties:
+                _add_properties(test, case.properties)
+            runs = normalise.case_attempts(case, pytest_phases=grouped)
+            if test.runs is None:
+                test.runs = [runs]
+                test.grouped = grouped
+            else:
+                test.runs.append(runs)
+        errors.extend(e for e in read.errors if not e.endswith(": missing"))
+    return count
+
+
+def junit_ends_well(path: Path) -> bool:
+    """Does the file end with the closing tag of its root (not cut off mid-write)?"""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        tests = data["tests"]
-        for err in data.get("collect_errors") or []:
-            errors.append(f"collection error in {err.get('nodeid')}: {trim(err.get('message'), 300)}")
-        return [t for t in tests if isinstance(t, dict) and isinstance(t.get("nodeid"), str)]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        errors.append(f"collected.json: unreadable ({err}); the planned test list is unknown")
-        return []
+        with path.open("rb") as handle:
+            handle.seek(max(0, path.stat().st_size - 4096))
+            tail = handle.read().rstrip()
+    except OSError:
+        return False
+    return tail.endswith((b"</testsuites>", b"</testsuite>"))
 
 
 def read_fault_logs(cell: Path) -> tuple[dict[str, str], set[str]]:
@@ -146,294 +304,189 @@ def read_fault_logs(cell: Path) -> tuple[dict[str, str], set[str]]:
     return signals, last_started
 
 
-def junit_nodeid(case: JUnitCase) -> str:
-    """The pytest node id of a JUnit testcase: recorded property first, else rebuilt."""
-    recorded = case.property("nodeid")
-    if recorded:
-        return recorded
-    if case.file:
-        module = case.file.removesuffix(".py").replace("/", ".")
-        rest = case.classname[len(module) :].lstrip(".") if case.classname.startswith(module) else ""
-        parts = [case.file, *(rest.split(".") if rest else []), case.name]
-        return "::".join(parts)
-    if case.classname:
-        pieces = case.classname.split(".")
-        classes = [p for p in pieces if p[:1].isupper()]
-        module = [p for p in pieces if not p[:1].isupper()]
-        path = "/".join(module) + ".py" if module else case.classname
-        return "::".join([path, *classes, case.name])
-    return case.name
+# -- features ----------------------------------------------------------------------------------
+class _Features:
+    """Which row a test belongs to: its recorded feature, the suites' folder rule for the
+    project's own cells, the feature map for imported ones, else `unassigned`."""
+
+    def __init__(self, manifest: dict[str, Any], cell: Path, errors: list[str]) -> None:
+        self.meta: dict[str, dict[str, str]] = {}
+        for fid, info in (manifest.get("features") or {}).items():
+            if isinstance(info, dict):
+                self.meta[str(fid)] = {k: str(v) for k, v in info.items() if isinstance(v, str)}
+        self.map: FeatureMap | None = None
+        map_path = cell / FEATURE_MAP
+        if map_path.exists():
+            try:
+                self.map = load_feature_map(map_path)
+                for fid, info in self.map.features.items():
+                    self.meta.setdefault(fid, info)
+            except InputError as err:
+                errors.append(f"{FEATURE_MAP}: {err}; every test goes to `{UNASSIGNED}`")
+        self.own_suites = manifest.get("mode") in ("native", "container")
+
+    def of(self, nodeid: str, recorded: str | None) -> str:
+        if recorded:
+            return recorded
+        if self.map is not None:
+            return self.map.feature_of(nodeid)
+        if self.own_suites:
+            first, sep, _ = nodeid.partition("::")[0].partition("/")
+            if sep and first in self.meta:
+                return first
+        return UNASSIGNED
 
 
-def feature_of(nodeid: str) -> str:
-    first = nodeid.split("::", 1)[0]
-    return first.split("/", 1)[0] if "/" in first else ""
-
-
-# -- outcome rules -----------------------------------------------------------------------
-def _skip_details(record: TestRecord, reason: str | None) -> None:
-    skip_class, link, text = classify_reason(reason)
-    record.skip_class = skip_class
-    record.link = link
-    record.message = trim(text or reason, MESSAGE_CAP)
-
-
-def _from_events(record: TestRecord, reports: list[dict[str, Any]]) -> None:
-    """Apply pytest's phase reports (setup/call/teardown, plus reruns) to a record."""
-    reruns = [r for r in reports if r.get("outcome") == "rerun"]
-    final = [r for r in reports if r.get("outcome") != "rerun"]
-    phases = {r.get("when"): r for r in final}
-    record.duration = round(sum(float(r.get("duration") or 0) for r in final), 6)
-    record.attempts = 1 + len({r.get("time") for r in reruns if r.get("when") == "call"} or ())
-    for r in final:
-        props = r.get("user_properties") or []
-        for pair in props:
-            if isinstance(pair, list) and len(pair) == 2:
-                record.properties[str(pair[0])] = pair[1]
-    crash = next((r for r in final if _XDIST_CRASH_RE.search(r.get("message") or "")), None)
-    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
-    if crash is not None:
-        record.outcome = Outcome.CRASHED
-        record.message = crash.get("message")
-        record.trace = trim(crash.get("longrepr"), TRACE_CAP)
-        return
-    if setup and setup["outcome"] == "failed":
-        record.outcome = Outcome.TIMEOUT if is_timeout_message(setup.get("message")) else Outcome.ERROR
-        record.message = trim(setup.get("message"), MESSAGE_CAP)
-        record.trace = trim(setup.get("longrepr"), TRACE_CAP)
-    elif setup and setup["outcome"] == "skipped":
-        if setup.get("wasxfail") is not None:
-            record.outcome = Outcome.XFAILED
-            _skip_details(record, setup.get("wasxfail"))
-        else:
-            record.outcome = Outcome.SKIPPED
-            _skip_details(record, setup.get("skip_reason") or setup.get("message"))
-    elif call is not None:
-        message = call.get("message")
-        if call["outcome"] == "failed":
-            if (message or "").startswith(_STRICT_XPASS):
-                record.outcome, record.strict = Outcome.XPASSED, True
-                _skip_details(record, message[len(_STRICT_XPASS) :].strip())
-            elif is_timeout_message(message):
-                record.outcome = Outcome.TIMEOUT
-            else:
-                record.outcome = Outcome.FAILED
-            if record.outcome is not Outcome.XPASSED:
-                record.message = trim(message, MESSAGE_CAP)
-            record.trace = trim(call.get("longrepr"), TRACE_CAP)
-        elif call["outcome"] == "skipped":
-            if call.get("wasxfail") is not None:
-                record.outcome = Outcome.XFAILED
-                _skip_details(record, call.get("wasxfail"))
-            else:
-                record.outcome = Outcome.SKIPPED
-                _skip_details(record, call.get("skip_reason") or message)
-        elif call.get("wasxfail") is not None:
-            record.outcome, record.strict = Outcome.XPASSED, False
-            _skip_details(record, call.get("wasxfail"))
-        else:
-            record.outcome = Outcome.PASSED
-    if teardown and teardown["outcome"] == "failed":
-        text = f"teardown: {teardown.get('message')}"
-        if record.outcome in (Outcome.PASSED, Outcome.XPASSED, Outcome.SKIPPED, Outcome.XFAILED):
-            record.outcome = Outcome.ERROR
-            record.message = trim(text, MESSAGE_CAP)
-            record.trace = trim(teardown.get("longrepr"), TRACE_CAP)
-        else:
-            record.extra_messages.append(trim(text, MESSAGE_CAP) or "")
-    if reruns:
-        first = trim(reruns[0].get("message"), MESSAGE_CAP) or "failed attempt"
-        if record.outcome is Outcome.PASSED:
-            record.outcome = Outcome.FLAKY
-            record.message = first
-            record.trace = trim(reruns[0].get("longrepr"), TRACE_CAP)
-        record.extra_messages.extend(
-            trim(r.get("message"), MESSAGE_CAP) or "" for r in reruns if r.get("when") == "call"
-        )
-
-
-def _from_junit(record: TestRecord, cases: list[JUnitCase]) -> None:
-    """Outcome from JUnit alone (no event log): other tools' files, or a lost log."""
-    failures = [r for c in cases for r in c.results if r.kind == "failure"]
-    errors = [r for c in cases for r in c.results if r.kind == "error"]
-    skips = [r for c in cases for r in c.results if r.kind == "skipped"]
-    flaky = [r for c in cases for r in c.reruns if r.kind.startswith("flaky")]
-    reruns = [r for c in cases for r in c.reruns if r.kind.startswith("rerun")]
-    times = [c.time for c in cases if c.time is not None]
-    record.duration = sum(times) if times else None  # unknown stays unknown, not 0 s
-    record.attempts = max(len(cases), 1) + len(flaky) + len(reruns)
-    first = failures[0] if failures else errors[0] if errors else None
-    if len(cases) > 1 and not cases[-1].results and not skips:
-        # pytest-rerunfailures writes one <testcase> per attempt and the last one passed:
-        # flaky, not several passes (16.7 even leaves the failed attempts empty).
-        record.outcome = Outcome.FLAKY
-        if first is None:
-            record.message = "failed, then passed on a rerun (junit.xml keeps no text of the failed attempt)"
-        else:
-            record.message, record.trace = trim(first.message, MESSAGE_CAP), trim(first.text, TRACE_CAP)
-        return
-    if failures:
-        msg = failures[0].message or ""
-        if msg.startswith(_STRICT_XPASS):
-            record.outcome, record.strict = Outcome.XPASSED, True
-            _skip_details(record, msg[len(_STRICT_XPASS) :].strip())
-            first = None
-        else:
-            record.outcome = Outcome.TIMEOUT if is_timeout_message(msg) else Outcome.FAILED
-        for err in errors:
-            record.extra_messages.append(trim(err.message, MESSAGE_CAP) or "")
-    elif errors:
-        msg = errors[0].message or ""
-        if _XDIST_CRASH_RE.search(msg):
-            record.outcome = Outcome.CRASHED
-        else:
-            record.outcome = Outcome.TIMEOUT if is_timeout_message(msg) else Outcome.ERROR
-    elif skips:
-        skip = skips[0]
-        if skip.type == "pytest.xfail":
-            record.outcome = Outcome.XFAILED
-        else:
-            record.outcome = Outcome.SKIPPED
-        _skip_details(record, skip.message or skip.text)
-    elif flaky:
-        record.outcome = Outcome.FLAKY
-        record.message = trim(flaky[0].message or flaky[0].text, MESSAGE_CAP)
-        record.trace = trim(flaky[0].text, TRACE_CAP)
-    else:
-        record.outcome = Outcome.PASSED
-    if first is not None:
-        record.message = trim(first.message, MESSAGE_CAP)
-        record.trace = trim(first.text, TRACE_CAP)
-    record.extra_messages.extend(trim(r.message, MESSAGE_CAP) or "" for r in reruns)
-
-
-def _enrich_from_junit(record: TestRecord, cases: list[JUnitCase]) -> None:
-    """Events decide the outcome; JUnit adds full failure text and properties."""
-    for case in cases:
-        for key, value in case.properties:
-            record.properties.setdefault(key, value)
-    if record.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT, Outcome.FLAKY):
-        body = next((r for c in cases for r in c.results if r.kind in ("failure", "error")), None)
-        if body is not None and body.text and not record.trace:
-            record.trace = trim(body.text, TRACE_CAP)
-
-
-def _parse_properties(record: TestRecord) -> None:
-    """Drop bookkeeping properties; decode JSON perf figures."""
-    record.properties.pop("nodeid", None)
-    record.properties.pop("feature", None)
-    if record.properties.pop("scope", None) == "host":
-        record.scope = "host"
-    for key, value in list(record.properties.items()):
+# -- the cell ----------------------------------------------------------------------------------
+def _parse_properties(properties: dict[str, Any] | None) -> dict[str, Any]:
+    """Decode the suites' JSON perf figures (`perf.<name>`)."""
+    if not properties:
+        return {}
+    for key, value in properties.items():
         if key.startswith("perf.") and isinstance(value, str):
             with contextlib.suppress(ValueError):
-                record.properties[key] = json.loads(value)
+                properties[key] = jsonio.loads(value)
+    return properties
 
 
-# -- the cell ----------------------------------------------------------------------------
-def ingest_cell(path: Path) -> CellResult:
-    """Read one cell dir into records. Raises InputError only when the dir has no manifest."""
+def _event_attempts(test: _Test) -> list[Attempt]:
+    """The event log's attempts: one passing attempt per phase that passed (carrying their
+    time), then every other report in the order it came."""
+    reported = {a.phase for a in test.attempts or () if a.status is not Status.RERUN}
+    attempts = [
+        Attempt(phase, Status.PASSED)
+        for bit, phase in _PASSED_PHASES
+        if test.passed & bit and phase not in reported  # a later failure of the phase replaces its pass
+    ]
+    if attempts:
+        attempts[0].duration = round(test.passed_time, 6)
+    return attempts + (test.attempts or [])
+
+
+def _shared(cache: dict[tuple, TestResult], outcome: Outcome, duration: float | None, scope: Scope) -> TestResult:
+    """Results that say only "<outcome>, in t seconds" are one shared (frozen) object per value:
+    it saves their memory and makes them cheap to hand between processes."""
+    key = (outcome, duration, scope)
+    shared = cache.get(key)
+    if shared is None:
+        shared = cache[key] = TestResult(outcome=outcome, duration=duration, scope=scope)
+    return shared
+
+
+def _round_duration(seconds: float | None) -> float | None:
+    """Four significant digits: what a reader needs, and equal results can then be shared."""
+    return None if seconds is None else float(f"{seconds:.4g}")
+
+
+def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[tuple, TestResult]) -> TestResult:
+    if (
+        test.attempts is None
+        and test.passed & 2
+        and not extra
+        and signal is None
+        and test.user_properties is None
+        and test.output is None
+    ):
+        # Every phase the log reported passed, the call among them, and nothing else is known:
+        # decide() says PASSED for that (tests/test_outcomes.py holds it to it); most tests take
+        # this way, which skips building their attempts and shares equal results.
+        return _shared(cache, Outcome.PASSED, _round_duration(test.passed_time), test.scope or Scope.BACKEND)
+    if test.reported and not test.attempts and test.passed & 2:
+        # Every report a pass, the call's among them: that pass says all there is to say.
+        attempts = [Attempt(Phase.CALL, Status.PASSED, duration=round(test.passed_time, 6)), *extra]
+    elif test.reported:
+        attempts = _event_attempts(test) + extra
+    elif test.runs is not None:
+        # Grouped (pytest): each <testcase> is a run or a phase; otherwise ids are unique, one run.
+        attempts = (normalise.pytest_run_attempts(test.runs) if test.grouped else test.runs[0]) + extra
+    else:
+        attempts = extra
+    decision = decide(attempts, signal=signal)
+    outcome = decision.outcome
+    if test.user_properties:
+        _add_properties(test, test.user_properties)
+    duration = _round_duration(decision.duration)
+    scope = test.scope or Scope.BACKEND
+    plain = (
+        decision.message is None
+        and decision.trace is None
+        and decision.skip_class is None
+        and decision.attempts == 1
+        and not decision.extra_messages
+        and decision.signal is None
+        and decision.strict is None
+        and not test.properties
+    )
+    if plain:
+        return _shared(cache, outcome, duration, scope)
+    return TestResult(
+        outcome=outcome,
+        skip_class=decision.skip_class,
+        link=decision.link,
+        message=decision.message,
+        trace=decision.trace,
+        output=test.output if outcome not in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_RUN) else None,
+        duration=duration,
+        attempts=decision.attempts,
+        properties=_parse_properties(test.properties),
+        scope=scope,
+        strict=decision.strict,
+        signal=decision.signal,
+        extra_messages=tuple(decision.extra_messages),
+    )
+
+
+def iter_records(path: Path, manifest: dict[str, Any], errors: list[str], features: _Features) -> Iterator[TestRecord]:
+    """The cell's tests, decided, in plan order (then any test only the results know).
+    Problems go to `errors`, complete once the iterator is exhausted."""
     cell = CellDir(path)
-    if not path.is_dir():
-        raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run`")
-    manifest = read_manifest(cell.manifest)
-    errors: list[str] = []
-    collected = read_collected(cell.collected, errors)
-    events = read_events(cell.events, errors)
-    junit = read_junit(cell.junit)
+    gather = _Gather()
     status = manifest.get("status")
-    if not cell.junit.exists() and status == CellStatus.COMPLETED.value:
-        errors.append("junit.xml: missing although the run completed")
-    errors.extend(e for e in junit.errors if not e.endswith(": missing"))  # said above when it matters
-
-    order: list[str] = []
-    features: dict[str, str] = {}
-    host_scope: set[str] = set()
-    for test in collected:
-        order.append(test["nodeid"])
-        features[test["nodeid"]] = test.get("feature") or feature_of(test["nodeid"])
-        if test.get("scope") == "host":
-            host_scope.add(test["nodeid"])
-    by_node: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    started: set[str] = set()
-    finished: set[str] = set()
-    timed_out: dict[str, dict[str, Any]] = {}
-    session_finished = False
-    for event in events:
-        kind, nodeid = event.get("event"), event.get("nodeid")
-        if kind == "report" and nodeid:
-            by_node[nodeid].append(event)
-        elif kind == "start" and nodeid:
-            started.add(nodeid)
-        elif kind == "finish" and nodeid:
-            finished.add(nodeid)
-        elif kind == "timeout" and nodeid:
-            timed_out[nodeid] = event
-        elif kind == "session_finish":
-            session_finished = True
-        if nodeid and nodeid not in features:
-            order.append(nodeid)
-            features[nodeid] = feature_of(nodeid)
-    cases_by_node: dict[str, list[JUnitCase]] = defaultdict(list)
-    for case in junit.cases:
-        nodeid = junit_nodeid(case)
-        cases_by_node[nodeid].append(case)
-        if nodeid not in features:
-            order.append(nodeid)
-            features[nodeid] = case.property("feature") or feature_of(nodeid)
+    completed = status == CellStatus.COMPLETED.value
+    read_collected(cell.collected, gather, errors)
+    read_events(cell.events, gather, errors, progress=not completed)
+    files = junit_files(path)
+    if not files:
+        if completed:
+            errors.append("junit.xml: missing although the run completed")
+    elif not (gather.session_finished and gather.events_clean and all(junit_ends_well(f) for f in files)):
+        read_junit_files(files, gather, errors)
+    # Otherwise the event log saw the whole session and holds every report (messages, traces,
+    # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
+    # and its intact ending is all that is checked. A damaged file is read, to say what is wrong.
     signals, last_started = read_fault_logs(path)
     if status != CellStatus.COMPLETED.value:
         # Only a run that did not end normally has tests in flight; after a completed run a
         # process's last test finished (its events may just be lost).
-        started |= last_started
-    exit_info = manifest.get("exit") or {}
-
-    records: list[TestRecord] = []
-    for nodeid in order:
-        record = TestRecord(nodeid=nodeid, feature=features[nodeid], outcome=Outcome.NOT_RUN)
-        if nodeid in host_scope:
-            record.scope = "host"
-        reports = by_node.get(nodeid)
-        cases = cases_by_node.get(nodeid, [])
-        if reports:
-            _from_events(record, reports)
-            _enrich_from_junit(record, cases)
-        elif cases:
-            _from_junit(record, cases)
-        if nodeid in timed_out:
-            record.outcome = Outcome.TIMEOUT
-            seconds = timed_out[nodeid].get("seconds")
-            record.message = f"Timeout: hard limit of {seconds} s reached; the process was ended"
-        elif nodeid in started and nodeid not in finished and not _has_verdict(record):
-            # It was running when its process died (or the cell was stopped).
-            if status == CellStatus.TIMEOUT.value:
-                record.outcome = Outcome.TIMEOUT
-                record.message = "Timeout: the cell's overall time limit stopped the run during this test"
-            else:
-                record.outcome = Outcome.CRASHED
-                sig = signals.get(nodeid) or exit_info.get("signal")
-                record.signal = sig
-                record.message = f"the test process died{f' ({sig})' if sig else ''} while running this test"
-        if record.outcome is Outcome.CRASHED and not record.signal:
-            record.signal = signals.get(nodeid)
-            if record.signal and record.message and record.signal not in record.message:
-                record.message = f"{record.message} ({record.signal})"
-        if record.outcome is Outcome.CRASHED and (record.signal or "").startswith("Timeout ("):
-            # Not a crash: the watchdog ended a test stuck in native code holding the GIL.
-            record.outcome, record.signal = Outcome.TIMEOUT, None
-            record.message = "Timeout: hung past the hard limit holding the interpreter; the watchdog ended the process"
-        if record.feature == "" and record.properties.get("feature"):
-            record.feature = str(record.properties["feature"])
-        _parse_properties(record)
-        records.append(record)
-    if events and not session_finished and status == CellStatus.COMPLETED.value:
+        for nodeid in last_started:
+            gather.test(nodeid).started = True
+    exit_signal = (manifest.get("exit") or {}).get("signal")
+    cell_timed_out = status == CellStatus.TIMEOUT.value
+    never_ran = 0
+    cache: dict[tuple, TestResult] = {}
+    for nodeid, test in gather.tests.items():
+        extra: list[Attempt] = []
+        if nodeid in gather.timed_out:
+            extra.append(normalise.hard_timeout(gather.timed_out[nodeid]))
+        elif test.started and not test.finished:
+            extra.append(normalise.in_flight(cell_timed_out=cell_timed_out, signal=signals.get(nodeid) or exit_signal))
+        result = _result(test, extra, signals.get(nodeid), cache)
+        if result.outcome is Outcome.NOT_RUN:
+            never_ran += 1
+        yield TestRecord(nodeid=nodeid, feature=features.of(nodeid, test.feature), result=result)
+    if gather.events_seen and not gather.session_finished and status == CellStatus.COMPLETED.value:
         errors.append("events.jsonl: the session never finished; results may be incomplete")
-    never_ran = sum(1 for r in records if r.outcome is Outcome.NOT_RUN)
-    if events and never_ran and status == CellStatus.COMPLETED.value:
+    if gather.events_seen and never_ran and status == CellStatus.COMPLETED.value:
         # e.g. pytest-xdist stops replacing crashed workers after 4 per worker; see output.log.
         errors.append(f"{never_ran} planned test(s) never ran although pytest finished (see output.log)")
-    return CellResult(path=path, manifest=manifest, records=records, errors=errors)
 
 
-def _has_verdict(record: TestRecord) -> bool:
-    return record.outcome is not Outcome.NOT_RUN
+def ingest_cell(path: Path) -> CellResult:
+    """Read one cell dir into records. Raises InputError only when the dir has no manifest."""
+    if not path.is_dir():
+        raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run` or `harness import`")
+    manifest = read_manifest(CellDir(path).manifest)
+    errors: list[str] = []
+    features = _Features(manifest, path, errors)
+    records = list(iter_records(path, manifest, errors, features))
+    return CellResult(path=path, manifest=manifest, records=records, errors=errors, features=features.meta)

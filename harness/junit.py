@@ -1,42 +1,53 @@
-"""Streaming, hostile-input-safe JUnit reader; junitparser interprets each <testcase>.
+"""Streaming, hostile-input-safe JUnit reader for every dialect.
 
 pytest writes JUnit only at the end of a run, other tools write other dialects, and files
-arrive truncated, huge or malicious. So the file is read with expat in fixed-size chunks,
-DOCTYPE and entities are refused before anything expands, text is capped per element (a
-500 MB <system-out> never sits in memory), and each <testcase> is rebuilt as a small
-element for junitparser. Problems become messages in `JUnitRead.errors`; what was read
-before a problem is kept.
+arrive truncated, huge or malicious. So the file is fed to expat in chunks and each
+<testcase> is handed over as a small `JUnitCase` as soon as it ends; nothing else of the
+document is kept. DOCTYPE and entities are refused before anything expands, nesting and
+single tokens are capped, and text is kept only inside result and output elements, up to a
+cap per element (head and tail), so a 500 MB <system-out> never sits in memory and costs
+no string building past its cap. Problems become messages in `JUnitRead.errors`; what was
+read before a problem is kept.
+
+Why expat and not lxml: libxml2 builds each text node whole before handing it over, so one
+giant <system-out> would be held in memory; expat streams text, and with the character
+handler switched off outside captured elements it reads at close to its raw speed.
 """
 
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 from xml.parsers import expat
 
-import junitparser
-
-CHUNK: Final = 1 << 16
+CHUNK: Final = 1 << 20
 TEXT_CAP: Final = 64_000  # characters kept per failure/skip/error body
 OUTPUT_CAP: Final = 8_000  # characters kept of system-out / system-err
 MAX_DEPTH: Final = 256  # nesting deeper than this is an attack, not a report
 # One tag, attribute value or comment longer than this is refused: expat (before 2.6) re-scans
 # an unfinished token on every chunk, so a 100 MB attribute would take minutes.
 TOKEN_CAP: Final = 16 << 20
-_ROOTS: Final = ("testsuites", "testsuite")
-_RESULT_TAGS: Final = ("failure", "error", "skipped")
-_RERUN_TAGS: Final = ("rerunFailure", "rerunError", "flakyFailure", "flakyError")
-_KEEP_TAGS: Final = frozenset(
-    {"properties", "property", "system-out", "system-err", *_RESULT_TAGS, *_RERUN_TAGS, "stackTrace"}
-)
+ROOTS: Final = ("testsuites", "testsuite")
+RESULT_TAGS: Final = frozenset({"failure", "error", "skipped"})
+# Surefire / Gradle attempts inside one <testcase>: flaky* = failed, then passed; rerun* = failed every time.
+RERUN_TAGS: Final = frozenset({"rerunFailure", "rerunError", "flakyFailure", "flakyError"})
+_OUTPUT_TAGS: Final = frozenset({"system-out", "system-err"})
+_TEXT_TAGS: Final = RESULT_TAGS | RERUN_TAGS | _OUTPUT_TAGS | {"stackTrace", "property"}
+# Errors that expat raises only at the end of input: the writer stopped mid-file.
 _TRUNCATION_CODES: Final = frozenset(
     expat.errors.codes[getattr(expat.errors, name)]
-    for name in ("XML_ERROR_NO_ELEMENTS", "XML_ERROR_UNCLOSED_TOKEN", "XML_ERROR_PARTIAL_CHAR")
+    for name in (
+        "XML_ERROR_NO_ELEMENTS",
+        "XML_ERROR_UNCLOSED_TOKEN",
+        "XML_ERROR_PARTIAL_CHAR",
+        "XML_ERROR_UNCLOSED_CDATA_SECTION",
+    )
 )
 _UNIT_RE: Final = re.compile(r"^\s*([0-9]+(?:[.,][0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*(ms|s|sec|m|min)?\s*$")
+_SCALE: Final = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0}
 
 
 class HostileXMLError(ValueError):
@@ -47,27 +58,46 @@ class _TokenTooLarge(ValueError):
     pass
 
 
-@dataclass
-class Result:
-    kind: str  # failure | error | skipped
+@dataclass(slots=True)
+class JUnitResult:
+    """A result or attempt element of a testcase, as written."""
+
+    kind: str  # failure | error | skipped | rerunFailure | rerunError | flakyFailure | flakyError
     type: str | None
     message: str | None
     text: str | None
 
 
-@dataclass
+@dataclass(slots=True)
 class JUnitCase:
-    classname: str
-    name: str
-    file: str | None
-    line: int | None
-    time: float | None
-    properties: list[tuple[str, str]]
-    results: list[Result]
-    reruns: list[Result]  # Surefire/Gradle rerun & flaky attempts (kind = tag name)
-    system_out: str | None
-    system_err: str | None
-    suite: str | None
+    """One <testcase> element, with the names of the suites around it."""
+
+    suites: tuple[str, ...]  # names of the enclosing <testsuite>s, outermost first
+    suite_keys: tuple[str, ...]  # the same, with "#<n>" on the n-th sibling suite of an equal name
+    attrs: dict[str, str]  # the testcase's attributes as written (name, classname, file, line, status, ...)
+    index: int  # 1-based position among the file's testcases
+    properties: list[tuple[str, str]] = field(default_factory=list)
+    results: list[JUnitResult] = field(default_factory=list)
+    reruns: list[JUnitResult] = field(default_factory=list)
+    system_out: str | None = None
+    system_err: str | None = None
+    time: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.attrs.get("name", "")
+
+    @property
+    def classname(self) -> str:
+        return self.attrs.get("classname", "")
+
+    @property
+    def file(self) -> str | None:
+        return self.attrs.get("file")
+
+    @property
+    def status(self) -> str | None:
+        return self.attrs.get("status")
 
     def property(self, name: str) -> str | None:
         for key, value in self.properties:
@@ -78,11 +108,16 @@ class JUnitCase:
 
 @dataclass
 class JUnitRead:
+    """What reading a file found besides its testcases: the root, counts and problems."""
+
     path: Path
-    cases: list[JUnitCase] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    suites: int = 0
     root: str | None = None
+    root_name: str | None = None  # the name attribute of <testsuites> (pytest: "pytest tests")
+    first_suite: str | None = None  # the name of the first <testsuite> (old pytest: "pytest")
+    suites: int = 0
+    count: int = 0  # testcases handed over
+    cases: list[JUnitCase] = field(default_factory=list)  # only filled by read_junit()
 
 
 def parse_time(raw: str | None) -> tuple[float | None, str | None]:
@@ -92,201 +127,247 @@ def parse_time(raw: str | None) -> tuple[float | None, str | None]:
     match = _UNIT_RE.match(raw)
     if not match:
         return None, f"unreadable time {raw[:40]!r}"
-    value = float(match.group(1).replace(",", "."))
-    unit = match.group(2) or "s"
-    scale = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0}[unit]
-    return value * scale, None
+    return float(match.group(1).replace(",", ".")) * _SCALE[match.group(2) or "s"], None
 
 
-class _Builder:
-    """Turns expat events into one capped ElementTree element per <testcase>."""
+class _Text:
+    """Capped text of one element: the head and a rolling tail, and how much was dropped."""
 
-    def __init__(self, read: JUnitRead, parser: expat.XMLParserType) -> None:
-        self.read = read
-        self.parser = parser
-        self.mark = 0  # byte offset of the latest event: how far parsing really got
-        self.depth = 0
-        self.suite_names: list[str] = []
-        self.stack: list[ET.Element] = []  # open elements inside the current testcase
-        self.texts: list[list[str]] = []
-        self.sizes: list[int] = []
-        self.caps: list[int] = []
-        self.dropped: list[int] = []
+    __slots__ = ("cap", "dropped", "head", "parts", "size")
 
-    def start(self, tag: str, attrs: dict[str, str]) -> None:
-        self.mark = self.parser.CurrentByteIndex
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise HostileXMLError(f"elements nested deeper than {MAX_DEPTH} levels")
-        if self.depth == 1:
-            self.read.root = tag
-            if tag not in _ROOTS:
-                raise ValueError(f"root element is <{tag}>, expected <testsuites> or <testsuite>")
-        if tag == "testsuite" and not self.stack:
-            self.read.suites += 1
-            self.suite_names.append(attrs.get("name", ""))
-            return
-        if tag == "testcase" and not self.stack:
-            self._open(ET.Element(tag, attrs), cap=0)
-            return
-        if self.stack:
-            parent = self.stack[-1]
-            if tag not in _KEEP_TAGS:
-                # Unknown markup inside a testcase (attachments, extensions): skip its text.
-                self._open(ET.Element(tag, attrs), cap=0, attach_to=None)
-                return
-            cap = OUTPUT_CAP if tag in ("system-out", "system-err") else TEXT_CAP
-            self._open(ET.Element(tag, attrs), cap=cap, attach_to=parent)
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head: str | None = None
+        self.parts: list[str] = []
+        self.size = 0
+        self.dropped = 0
 
-    def _open(self, elem: ET.Element, *, cap: int, attach_to: ET.Element | None = None) -> None:
-        if attach_to is not None:
-            attach_to.append(elem)
-        self.stack.append(elem)
-        self.texts.append([])
-        self.sizes.append(0)
-        self.caps.append(cap)
-        self.dropped.append(0)
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size > 2 * self.cap:
+            self._compact()
 
-    def data(self, text: str) -> None:
-        self.mark = self.parser.CurrentByteIndex
-        if not self.stack:
-            return
-        room = self.caps[-1] - self.sizes[-1]
-        if room > 0:
-            piece = text[:room]
-            self.texts[-1].append(piece)
-            self.sizes[-1] += len(piece)
-        self.dropped[-1] += max(0, len(text) - max(room, 0))
+    def _compact(self) -> None:
+        joined = "".join(self.parts)
+        if self.head is None:
+            self.head = joined[: self.cap // 4]
+            joined = joined[self.cap // 4 :]
+        keep = self.cap - len(self.head)
+        self.dropped += max(0, len(joined) - keep)
+        tail = joined[-keep:] if keep > 0 else ""
+        self.parts = [tail]
+        self.size = len(tail)
 
-    def end(self, tag: str) -> None:
-        self.mark = self.parser.CurrentByteIndex
-        self.depth -= 1
-        if tag == "testsuite" and not self.stack:
-            if self.suite_names:
-                self.suite_names.pop()
-            return
-        if not self.stack:
-            return
-        elem = self.stack.pop()
-        text = "".join(self.texts.pop())
-        self.sizes.pop()
-        self.caps.pop()
-        dropped = self.dropped.pop()
-        if dropped:
-            text += f"\n... [{dropped} characters not kept; full text in the cell's files]"
-        elem.text = text or None
-        if not self.stack and tag == "testcase":
-            self._finish_case(elem)
-
-    def _finish_case(self, elem: ET.Element) -> None:
-        name = elem.get("name", "?")
-        _, time_problem = parse_time(elem.get("time"))
-        if time_problem:
-            self.read.errors.append(f"{self.read.path.name}: testcase {name!r}: {time_problem}; duration left empty")
-        try:
-            self.read.cases.append(to_case(elem, self.suite_names[-1] if self.suite_names else None))
-        except ValueError as err:
-            self.read.errors.append(f"{self.read.path.name}: testcase {name!r}: {err}")
-
-
-def to_case(elem: ET.Element, suite: str | None) -> JUnitCase:
-    """Interpret one <testcase> element with junitparser (plus the rerun dialects)."""
-    seconds, time_problem = parse_time(elem.get("time"))
-    if time_problem:
-        elem.attrib.pop("time", None)
-    case = junitparser.TestCase.fromelem(elem)
-    results = [Result(kind=r._tag, type=r.type, message=r.message, text=r.text) for r in case.result]
-    reruns = [
-        Result(
-            kind=child.tag,
-            type=child.get("type"),
-            message=child.get("message"),
-            text=(child.findtext("stackTrace") or child.text),
-        )
-        for child in elem
-        if child.tag in _RERUN_TAGS
-    ]
-    properties = [
-        (p.get("name", ""), p.get("value", p.text or ""))
-        for props in elem.findall("properties")
-        for p in props.findall("property")
-    ]
-    line = elem.get("line")
-    return JUnitCase(
-        classname=case.classname or "",
-        name=case.name or "",
-        file=elem.get("file"),
-        line=int(line) if line and line.isdigit() else None,
-        time=seconds,
-        properties=properties,
-        results=results,
-        reruns=reruns,
-        system_out=case.system_out,
-        system_err=case.system_err,
-        suite=suite,
-    )
+    def value(self) -> str | None:
+        if self.size > self.cap - len(self.head or ""):
+            self._compact()
+        body = "".join(self.parts)
+        if self.head is None:
+            return body or None
+        note = f"\n... [{self.dropped} characters not kept; full text in the cell's files] ...\n"
+        return self.head + note + body
 
 
 def _refuse(*_args: object) -> None:
     raise HostileXMLError("DOCTYPE or entity declarations are not allowed in JUnit files")
 
 
-def read_junit(path: Path) -> JUnitRead:
-    """Read a JUnit file in bounded memory; never raises for bad content."""
-    read = JUnitRead(path=path)
+class _Handlers:
+    """expat callbacks: build one JUnitCase per <testcase>, collect finished ones in `ready`."""
+
+    def __init__(self, read: JUnitRead, parser: expat.XMLParserType) -> None:
+        self.read = read
+        self.parser = parser
+        self.ready: list[JUnitCase] = []
+        self.depth = 0
+        self.suites: list[str] = []
+        self.suite_keys: list[str] = []
+        self.sibling_names: list[dict[str, int]] = [{}]  # per open level: suite name -> how many seen
+        self.case: JUnitCase | None = None
+        self.case_depth = 0
+        self.inner: list[tuple[str, dict[str, str] | None, _Text | None]] = []  # open elements inside the case
+        self.text: _Text | None = None
+        self.cases = 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise HostileXMLError(f"elements nested deeper than {MAX_DEPTH} levels")
+        case = self.case
+        if case is not None:
+            if tag == "property" and "value" in attrs:
+                # The common case, kept cheap: no text to wait for.
+                if self.inner and self.inner[-1][0] == "properties":
+                    case.properties.append((attrs.get("name", ""), attrs["value"]))
+                self.inner.append((tag, None, None))
+                return
+            if tag in _OUTPUT_TAGS:
+                # Output matters only beside a failure (the schema puts results first); a passing
+                # test's output is not even decoded.
+                text = _Text(OUTPUT_CAP) if case.results or case.reruns else None
+            else:
+                text = _Text(TEXT_CAP) if tag in _TEXT_TAGS else None
+            self.inner.append((tag, attrs, text))
+            self._capture(text)
+            return
+        if tag == "testcase":
+            self.cases += 1
+            self.case = JUnitCase(
+                suites=tuple(self.suites), suite_keys=tuple(self.suite_keys), attrs=attrs, index=self.cases
+            )
+            self.case_depth = self.depth
+            return
+        if self.depth == 1:
+            self.read.root = tag
+            if tag not in ROOTS:
+                raise ValueError(f"root element is <{tag}>, expected <testsuites> or <testsuite>")
+            if tag == "testsuites":
+                self.read.root_name = attrs.get("name")
+        if tag == "testsuite":
+            name = attrs.get("name", "")
+            self.read.suites += 1
+            if self.read.first_suite is None:
+                self.read.first_suite = name
+            seen = self.sibling_names[-1]
+            seen[name] = seen.get(name, 0) + 1
+            self.suites.append(name)
+            self.suite_keys.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+            self.sibling_names.append({})
+
+    def _capture(self, text: _Text | None) -> None:
+        """Switch expat's character handler on only inside captured elements (no strings otherwise)."""
+        if (text is None) != (self.text is None):
+            self.parser.CharacterDataHandler = None if text is None else self.data
+        self.text = text
+
+    def data(self, text: str) -> None:
+        captured = self.text
+        if captured is not None:
+            captured.add(text)
+
+    def end(self, tag: str) -> None:
+        self.depth -= 1
+        case = self.case
+        if case is None:
+            if tag == "testsuite" and self.suites:
+                self.suites.pop()
+                self.suite_keys.pop()
+                self.sibling_names.pop()
+            return
+        if self.depth < self.case_depth:
+            self.case = None
+            self.ready.append(case)
+            return
+        tag, attrs, text = self.inner.pop()
+        if attrs is None:
+            return  # a property handled at its start
+        if text is not None or tag in RESULT_TAGS or tag in RERUN_TAGS:
+            self._end_captured(case, tag, attrs, text)
+        self._capture(self.inner[-1][2] if self.inner else None)
+
+    def _end_captured(self, case: JUnitCase, tag: str, attrs: dict[str, str], text: _Text | None) -> None:
+        value = text.value() if text is not None else None
+        parent = self.inner[-1][0] if self.inner else "testcase"
+        if parent == "testcase":
+            if tag in RESULT_TAGS:
+                case.results.append(JUnitResult(tag, attrs.get("type"), attrs.get("message"), value))
+            elif tag in RERUN_TAGS:
+                case.reruns.append(JUnitResult(tag, attrs.get("type"), attrs.get("message"), value))
+            elif tag == "system-out":
+                case.system_out = value
+            elif tag == "system-err":
+                case.system_err = value
+        elif tag == "property" and parent == "properties":
+            case.properties.append((attrs.get("name", ""), value or ""))
+        elif tag == "stackTrace" and parent in RERUN_TAGS and value:
+            # Surefire puts an attempt's trace in a child element: it becomes the attempt's text.
+            parent_text = self.inner[-1][2]
+            if parent_text is not None and not "".join(parent_text.parts).strip():
+                parent_text.parts, parent_text.size = [], 0
+                parent_text.add(value)
+
+
+def iter_junit(path: Path, read: JUnitRead | None = None) -> Iterator[JUnitCase]:
+    """The testcases of a JUnit file, one at a time, in bounded memory. Never raises for bad
+    content: problems go to `read.errors`, and the cases before a problem are still yielded."""
+    read = read if read is not None else JUnitRead(path=path)
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         read.errors.append(f"{path.name}: missing")
-        return read
+        return
     except OSError as err:
         read.errors.append(f"{path.name}: cannot open: {err}")
-        return read
+        return
     parser = expat.ParserCreate()
-    builder = _Builder(read, parser)
+    handlers = _Handlers(read, parser)
     parser.buffer_text = True
-    parser.StartElementHandler = builder.start
-    parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.data
+    parser.buffer_size = 1 << 16
+    parser.StartElementHandler = handlers.start
+    parser.EndElementHandler = handlers.end
     parser.StartDoctypeDeclHandler = _refuse
     parser.EntityDeclHandler = _refuse
     parser.ExternalEntityRefHandler = _refuse
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     size = 0
+    final = False
     with handle:
         try:
-            pending = 0  # bytes fed since the latest event: an unfinished token
+            pending = 0  # bytes fed that expat has not consumed yet: an unfinished token
             while chunk := handle.read(max(CHUNK, pending)):  # growing reads keep re-scans few
                 size += len(chunk)
                 parser.Parse(chunk, False)
-                pending = size - builder.mark
+                yield from _hand_over(handlers, read)
+                pending = size - max(parser.CurrentByteIndex, 0)
                 if pending > TOKEN_CAP:
-                    raise _TokenTooLarge(builder.mark)
+                    raise _TokenTooLarge(parser.CurrentByteIndex)
             if size == 0:
                 read.errors.append(f"{path.name}: empty file")
-                return read
+                return
+            final = True
             parser.Parse(b"", True)
+            yield from _hand_over(handlers, read)
         except HostileXMLError as err:
             read.errors.append(f"{path.name}: refused: {err}")
-            read.cases.clear()
         except _TokenTooLarge as err:
             read.errors.append(
                 f"{path.name}: one tag, attribute or comment runs past {TOKEN_CAP >> 20} MB from byte {err};"
-                f" stopped reading there; kept {len(read.cases)} testcases read before it"
+                f" stopped reading there; kept {read.count} testcases read before it"
             )
         except expat.ExpatError as err:
+            yield from _hand_over(handlers, read)
             where = f"line {parser.ErrorLineNumber} column {parser.ErrorColumnNumber}"
             what = expat.errors.messages.get(err.code, str(err)) if err.code else str(err)
-            # The input ending inside a token or element means the writer stopped mid-file.
-            cut = err.code in _TRUNCATION_CODES and parser.ErrorByteIndex >= size - 256
-            kind = "truncated" if cut and read.root is not None else "not well-formed"
+            cut = final and err.code in _TRUNCATION_CODES and read.root is not None
+            kind = "truncated" if cut else "not well-formed"
             read.errors.append(
                 f"{path.name}: {kind} XML at {where} (byte {parser.ErrorByteIndex}): {what};"
-                f" kept {len(read.cases)} testcases read before it"
+                f" kept {read.count} testcases read before it"
             )
         except ValueError as err:
             read.errors.append(f"{path.name}: {err}")
+
+
+def _hand_over(handlers: _Handlers, read: JUnitRead) -> Iterator[JUnitCase]:
+    ready = handlers.ready
+    if not ready:
+        return
+    handlers.ready = []
+    for case in ready:
+        seconds, problem = parse_time(case.attrs.get("time"))
+        if problem:
+            read.errors.append(f"{read.path.name}: testcase {case.name!r}: {problem}; duration left empty")
+        case.time = seconds
+        read.count += 1
+        yield case
+
+
+def read_junit(path: Path) -> JUnitRead:
+    """Read a whole JUnit file into `read.cases` (for small files and tests; ingest streams)."""
+    read = JUnitRead(path=path)
+    read.cases = list(iter_junit(path, read))
     return read
 
 
-__all__ = ["HostileXMLError", "JUnitCase", "JUnitRead", "Result", "read_junit"]
+__all__ = ["HostileXMLError", "JUnitCase", "JUnitRead", "JUnitResult", "iter_junit", "parse_time", "read_junit"]

@@ -1,86 +1,148 @@
-"""Merge cells into the matrix model (matrix.json, versioned) and read it back.
+"""Merge cell dirs into the matrix model (harness/model.py) and read it back.
 
 A column is one cell, identified by the manifest's cell_id, never by file names or XML
 content. Re-runs of a cell (run attempts) keep the latest; the same run uploaded twice is
-merged once. A column without results is NO DATA and has no score.
+merged once; both are decided from the manifests alone, before any result is read. Cells
+are independent, so they are read in parallel worker processes (one per core, at most
+`jobs`); each worker streams its cell's files and hands back only the decided records.
+A column without results is NO DATA and has no score.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from harness import __version__
-from harness.cell import CellStatus, utc_now, write_json_atomic
+from harness.cell import CellStatus, read_manifest, utc_now
 from harness.errors import HarnessError, InputError
 from harness.ingest import CellResult, ingest_cell
-from harness.outcomes import Outcome, Rollup, SkipClass, rollup_counts
+from harness.model import (
+    SCHEMA_VERSION,
+    UNASSIGNED,
+    VERDICT_STATES,
+    Alignment,
+    Column,
+    ColumnState,
+    Environment,
+    Feature,
+    FeatureCell,
+    Matrix,
+    Note,
+    Problem,
+    Score,
+    TestResult,
+    TestRow,
+    validate_json,
+)
+from harness.outcomes import GOOD, Outcome, Rollup, Scope, SkipClass, rollup_counts
 from harness.registry import load_registry
 
-SCHEMA_VERSION: Final = "1.0"
-SCHEMA_PATH: Final = Path(__file__).with_name("schema") / "matrix.schema.json"
-_VERDICT_STATES: Final = (Rollup.SUPPORTED, Rollup.PARTIAL, Rollup.FAILING, Rollup.UNSUPPORTED)
+MISSING_CELL_ERROR: Final = (
+    "no results were uploaded for this planned cell: its job failed before writing a cell, "
+    "was cancelled, or no runner picked it up"
+)
+MAX_JOBS: Final = 8
 
 
-# -- reading cells -------------------------------------------------------------------------
-def read_cells(paths: Iterable[Path]) -> tuple[list[CellResult], list[dict[str, str]]]:
-    """Ingest every cell dir; one unreadable cell becomes an input error, never a stop."""
-    cells: list[CellResult] = []
-    problems: list[dict[str, str]] = []
+# -- which cells -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Input:
+    path: Path
+    manifest: dict[str, Any]
+
+    @property
+    def cell_id(self) -> str:
+        return self.manifest["cell_id"]
+
+
+def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]:
+    inputs: list[_Input] = []
+    problems: list[Problem] = []
     for path in paths:
+        path = Path(path)
         try:
-            cells.append(ingest_cell(Path(path)))
+            if not path.is_dir():
+                raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run`")
+            inputs.append(_Input(path, read_manifest(path / "manifest.json")))
         except HarnessError as err:
-            problems.append({"source": str(path), "message": str(err)})
-        except Exception as err:
-            problems.append({"source": str(path), "message": f"unexpected {type(err).__name__}: {err}"})
-    return cells, problems
+            problems.append(Problem(source=str(path), message=str(err)))
+    return inputs, problems
 
 
-def deduplicate(cells: Sequence[CellResult]) -> tuple[list[CellResult], list[dict[str, str]]]:
+def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
     """One cell per cell_id: the latest run attempt wins; identical uploads merge once."""
-    by_id: dict[str, list[CellResult]] = {}
-    for cell in cells:
-        by_id.setdefault(cell.cell_id, []).append(cell)
-    kept: list[CellResult] = []
-    notes: list[dict[str, str]] = []
+    by_id: dict[str, list[_Input]] = {}
+    for item in inputs:
+        by_id.setdefault(item.cell_id, []).append(item)
+    kept: list[_Input] = []
+    notes: list[Note] = []
     for cell_id, group in by_id.items():
-        seen_runs: dict[str, CellResult] = {}
-        for cell in group:
-            run_id = cell.manifest["run_id"]
+        seen_runs: dict[str, _Input] = {}
+        for item in group:
+            run_id = item.manifest["run_id"]
             if run_id in seen_runs:
                 notes.append(
-                    {
-                        "cell": cell_id,
-                        "source": str(cell.path),
-                        "note": f"duplicate upload of run {run_id}; merged once",
-                    }
+                    Note(cell=cell_id, source=str(item.path), note=f"duplicate upload of run {run_id}; merged once")
                 )
                 continue
-            seen_runs[run_id] = cell
+            seen_runs[run_id] = item
         ordered = sorted(
             seen_runs.values(),
             key=lambda c: (int(c.manifest.get("run_attempt") or 1), c.manifest.get("started_at") or ""),
         )
         latest = ordered[-1]
+        attempt = latest.manifest.get("run_attempt", 1)
         for older in ordered[:-1]:
-            notes.append(
-                {
-                    "cell": cell_id,
-                    "source": str(older.path),
-                    "note": f"superseded by run {latest.manifest['run_id']} "
-                    f"(attempt {latest.manifest.get('run_attempt', 1)})",
-                }
-            )
+            note = f"superseded by run {latest.manifest['run_id']} (attempt {attempt})"
+            notes.append(Note(cell=cell_id, source=str(older.path), note=note))
         kept.append(latest)
     return kept, notes
 
 
-# -- building the model ----------------------------------------------------------------------
-def _environment(manifest: dict[str, Any]) -> dict[str, Any]:
+# -- reading cells (in parallel) ------------------------------------------------------------
+def _ingest(path: Path) -> CellResult | Problem:
+    """One cell, in a worker: its records, or the problem that stopped it (never raises)."""
+    try:
+        return ingest_cell(path)
+    except HarnessError as err:
+        return Problem(source=str(path), message=str(err))
+    except Exception as err:  # one broken cell must not cost the others
+        return Problem(source=str(path), message=f"unexpected {type(err).__name__}: {err}")
+
+
+def _default_jobs() -> int:
+    return max(1, min(os.cpu_count() or 1, MAX_JOBS))
+
+
+def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[CellResult | Problem]:
+    """Each cell's result in the order given, read by up to `jobs` worker processes."""
+    jobs = _default_jobs() if jobs is None else max(1, jobs)
+    if jobs == 1 or len(paths) < 2:
+        for path in paths:
+            yield _ingest(path)
+        return
+    # Largest first, so the last cell to finish is a small one.
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        futures = {path: pool.submit(_ingest, path) for path in sorted(paths, key=_cell_size, reverse=True)}
+        for path in paths:
+            yield futures[path].result()
+
+
+def _cell_size(path: Path) -> int:
+    try:
+        return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
+    except OSError:
+        return 0
+
+
+# -- building the model --------------------------------------------------------------------------
+def environment_of(manifest: dict[str, Any]) -> Environment:
     env = manifest.get("environment") or {}
     torch = env.get("torch") or {}
     runtime = env.get("runtime") or {}
@@ -89,219 +151,243 @@ def _environment(manifest: dict[str, Any]) -> dict[str, Any]:
     image = manifest.get("image") or {}
     runner = manifest.get("runner") or {}
     github = manifest.get("github") or {}
-    return {
-        "torch": torch.get("version"),
-        "torch_git": torch.get("git_version"),
-        "build": env.get("build"),
-        "cuda": runtime.get("cuda"),
-        "hip": runtime.get("hip"),
-        "xpu": runtime.get("xpu"),
-        "device": device.get("name") or ("cpu" if env.get("build") == "cpu" else None),
-        "device_count": len(devices),
-        "capability": device.get("capability"),
-        "arch": device.get("arch"),
-        "driver": env.get("driver"),
-        "python": env.get("python"),
-        "platform": env.get("platform"),
-        "cpu": (env.get("cpu") or {}).get("model"),
-        "mode": manifest.get("mode"),
-        "image": image.get("ref"),
-        "image_digest": image.get("digest"),
-        "suite_sha": manifest.get("suite_sha"),
-        "runner": runner.get("host"),
-        "run_url": github.get("run_url"),
-        "started_at": manifest.get("started_at"),
-        "finished_at": manifest.get("finished_at"),
-        "harness_version": manifest.get("harness_version"),
-    }
+    return Environment(
+        torch=torch.get("version"),
+        torch_git=torch.get("git_version"),
+        build=env.get("build"),
+        cuda=runtime.get("cuda"),
+        hip=runtime.get("hip"),
+        xpu=runtime.get("xpu"),
+        device=device.get("name") or ("cpu" if env.get("build") == "cpu" else None),
+        device_count=len(devices),
+        capability=device.get("capability"),
+        arch=device.get("arch"),
+        driver=env.get("driver"),
+        python=env.get("python"),
+        platform=env.get("platform"),
+        cpu=(env.get("cpu") or {}).get("model"),
+        mode=manifest.get("mode"),
+        image=image.get("ref"),
+        image_digest=image.get("digest"),
+        suite_sha=manifest.get("suite_sha"),
+        runner=runner.get("host"),
+        run_url=github.get("run_url") or manifest.get("run_url"),
+        started_at=manifest.get("started_at"),
+        finished_at=manifest.get("finished_at"),
+        harness_version=manifest.get("harness_version"),
+    )
 
 
-def _column_state(cell: CellResult) -> str:
-    status = cell.manifest.get("status")
-    ran = any(r.outcome is not Outcome.NOT_RUN for r in cell.records)
-    if not ran:
-        return "no-data"
-    if status == CellStatus.COMPLETED.value and not cell.errors:
-        return "ok"
-    return "partial-run"
+class _Builder:
+    """Accumulates columns and test rows one cell at a time, then rolls them up."""
 
+    def __init__(self) -> None:
+        self.registry = load_registry()
+        self.meta: dict[str, dict[str, Any]] = {}
+        self.meta_stamp: dict[str, str] = {}
+        self.seen_features: dict[str, None] = {}
+        self.rows: dict[str, tuple[str, dict[str, TestResult]]] = {}
+        self.cells: list[tuple[dict[str, Any], str, list[str]]] = []
+        self.per_feature: dict[str, dict[str, list[TestResult]]] = {}
 
-def _features_metadata(cells: Sequence[CellResult]) -> dict[str, dict[str, Any]]:
-    meta: dict[str, dict[str, Any]] = {}
-    for cell in sorted(cells, key=lambda c: c.manifest.get("started_at") or ""):
-        for fid, info in (cell.manifest.get("features") or {}).items():
-            if isinstance(info, dict):
-                meta[fid] = {"id": fid, **{k: v for k, v in info.items() if k != "id"}}
-    return meta
-
-
-def _column_order(cell: CellResult) -> tuple[int, str]:
-    ids = list(load_registry())
-    backend = cell.manifest.get("backend")
-    return (ids.index(backend) if backend in ids else len(ids), cell.cell_id)
-
-
-def build_matrix(
-    cells: Sequence[CellResult],
-    input_errors: Sequence[dict[str, str]] = (),
-    notes: Sequence[dict[str, str]] = (),
-) -> dict[str, Any]:
-    """The matrix model as a JSON-ready dict (see harness/schema/matrix.schema.json)."""
-    registry = load_registry()
-    cells = sorted(cells, key=_column_order)
-    meta = _features_metadata(cells)
-    feature_ids = list(meta)
-    for cell in cells:
-        for record in cell.records:
-            fid = record.feature or "unassigned"
-            if fid not in meta:
-                meta[fid] = {"id": fid, "title": fid}
-                feature_ids.append(fid)
-
-    columns: list[dict[str, Any]] = []
-    grid: dict[str, dict[str, Any]] = {fid: {} for fid in feature_ids}
-    tests: dict[str, dict[str, Any]] = {}
-    for cell in cells:
+    def add(self, cell: CellResult) -> None:
         column_id = cell.cell_id
-        backend = cell.manifest.get("backend", "")
-        state = _column_state(cell)
-        per_feature: dict[str, Counter] = {fid: Counter() for fid in feature_ids}
-        skips: dict[str, Counter] = {fid: Counter() for fid in feature_ids}
-        # The state is judged on backend-scope tests; host-scope ones (formats, API presence)
-        # decide only where a feature has nothing else.
-        judged_on: dict[str, dict[str, Counter]] = {
-            fid: {"backend": Counter(), "host": Counter()} for fid in feature_ids
+        stamp = cell.manifest.get("started_at") or ""
+        for fid, info in cell.features.items():
+            if fid not in self.meta or stamp >= self.meta_stamp[fid]:
+                self.meta[fid] = info
+                self.meta_stamp[fid] = stamp
+        rows = self.rows
+        grouped: dict[str, list[TestResult]] = {}
+        for record in cell.records:
+            fid = record.feature or UNASSIGNED
+            self.seen_features.setdefault(fid, None)
+            row = rows.get(record.nodeid)
+            if row is None:
+                rows[record.nodeid] = (fid, {column_id: record.result})
+            else:
+                row[1][column_id] = record.result
+            grouped.setdefault(fid, []).append(record.result)
+        self.per_feature[column_id] = grouped
+        self.cells.append((cell.manifest, str(cell.path), list(cell.errors)))
+
+    def add_missing(self, entry: dict[str, Any]) -> None:
+        manifest = {
+            "cell_id": entry["cell_id"],
+            "backend": entry.get("backend", ""),
+            "run_id": "",
+            "status": None,
+            "error": MISSING_CELL_ERROR,
         }
-        for record in cell.records:
-            fid = record.feature or "unassigned"
-            per_feature[fid][record.outcome.value] += 1
-            scope = judged_on[fid]["host" if record.scope == "host" else "backend"]
-            scope[record.outcome.value] += 1
-            if record.outcome is Outcome.SKIPPED:
-                skips[fid][(record.skip_class or SkipClass.UNCLASSIFIED).value] += 1
-                if record.skip_class is SkipClass.UNSUPPORTED:
-                    scope["_unsupported"] += 1
-            entry = tests.setdefault(record.nodeid, {"id": record.nodeid, "feature": fid, "results": {}})
-            entry["results"][column_id] = record.to_json() | {"outcome": record.outcome.value}
-            entry["results"][column_id].pop("nodeid", None)
-            entry["results"][column_id].pop("feature", None)
-        states: Counter = Counter()
-        for fid in feature_ids:
-            counts = dict(per_feature[fid])
-            basis = judged_on[fid]["backend"] or judged_on[fid]["host"]
-            unsupported = basis.pop("_unsupported", 0)
-            rolled = Rollup.NO_DATA if state == "no-data" else rollup_counts(basis, unsupported)
-            grid[fid][column_id] = {"state": rolled.value, "counts": counts, "skips": dict(skips[fid])}
-            host = sum(judged_on[fid]["host"].values()) - judged_on[fid]["host"].get("_unsupported", 0)
-            if host:
-                grid[fid][column_id]["host_tests"] = host
-            states[rolled.value] += 1
-        judged = sum(states[s.value] for s in _VERDICT_STATES)
-        totals: Counter = Counter()
-        for record in cell.records:
-            totals[record.outcome.value] += 1
-        backend_info = registry.get(backend)
-        columns.append(
-            {
-                "id": column_id,
-                "backend": backend,
-                "display_name": backend_info.display_name if backend_info else backend,
-                "state": state,
-                "cell_status": cell.manifest.get("status"),
-                "run_id": cell.manifest.get("run_id"),
-                "run_attempt": int(cell.manifest.get("run_attempt") or 1),
-                "error": cell.manifest.get("error"),
-                "exit": cell.manifest.get("exit"),
-                "environment": _environment(cell.manifest),
-                "errors": list(cell.errors),
-                "counts": dict(totals),
-                "score": None
-                if state == "no-data"
-                else {
-                    "supported": states[Rollup.SUPPORTED.value],
-                    "judged": judged,
-                    "features": len(feature_ids),
-                    "states": dict(states),
-                },
-                "source": str(cell.path),
-            }
+        self.per_feature[entry["cell_id"]] = {}
+        self.cells.append((manifest, "(planned)", []))
+
+    def features(self) -> list[Feature]:
+        order = [fid for fid in self.meta if fid != UNASSIGNED]
+        order += [fid for fid in self.seen_features if fid not in self.meta and fid != UNASSIGNED]
+        if UNASSIGNED in self.seen_features:
+            order.append(UNASSIGNED)
+        features = []
+        for fid in order:
+            info = self.meta.get(fid, {})
+            title = info.get("title") or ("Not in any feature" if fid == UNASSIGNED else fid)
+            scope = Scope.HOST if info.get("scope") == Scope.HOST.value else Scope.BACKEND
+            features.append(Feature(id=fid, title=title, since=info.get("since"), claim=info.get("claim"), scope=scope))
+        return features
+
+    def column_order(self, manifest: dict[str, Any]) -> tuple[int, str]:
+        ids = list(self.registry)
+        backend = manifest.get("backend")
+        return (ids.index(backend) if backend in ids else len(ids), manifest["cell_id"])
+
+    def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
+        features = self.features()
+        feature_ids = [f.id for f in features]
+        # Backend-independent features and the `unassigned` row are shown, never scored.
+        scored = {f.id for f in features if f.scope is Scope.BACKEND and f.id != UNASSIGNED}
+        columns: list[Column] = []
+        grid: dict[str, dict[str, FeatureCell]] = {fid: {} for fid in feature_ids}
+        for manifest, source, errors in sorted(self.cells, key=lambda c: self.column_order(c[0])):
+            column_id = manifest["cell_id"]
+            grouped = self.per_feature.get(column_id, {})
+            ran = any(r.outcome is not Outcome.NOT_RUN for results in grouped.values() for r in results)
+            if not ran:
+                state = ColumnState.NO_DATA
+            elif manifest.get("status") == CellStatus.COMPLETED.value and not errors:
+                state = ColumnState.OK
+            else:
+                state = ColumnState.PARTIAL_RUN
+            totals: Counter[Outcome] = Counter()
+            states: Counter[Rollup] = Counter()
+            for fid in feature_ids:
+                cell = roll_up(grouped.get(fid, []), no_data=state is ColumnState.NO_DATA)
+                grid[fid][column_id] = cell
+                totals.update(cell.counts)
+                if fid in scored:
+                    states[cell.state] += 1
+            backend = manifest.get("backend", "")
+            info = self.registry.get(backend)
+            status = manifest.get("status")
+            columns.append(
+                Column(
+                    id=column_id,
+                    backend=backend,
+                    display_name=info.display_name if info else backend,
+                    state=state,
+                    cell_status=CellStatus(status) if status in CellStatus._value2member_map_ else None,
+                    run_id=manifest.get("run_id") or "",
+                    run_attempt=int(manifest.get("run_attempt") or 1),
+                    error=manifest.get("error"),
+                    exit=manifest.get("exit"),
+                    environment=environment_of(manifest),
+                    errors=tuple(errors),
+                    counts=dict(totals),
+                    score=None
+                    if state is ColumnState.NO_DATA
+                    else Score(
+                        supported=states[Rollup.SUPPORTED],
+                        judged=sum(states[s] for s in VERDICT_STATES),
+                        features=len(scored),
+                        states=dict(states),
+                    ),
+                    source=source,
+                    mode=manifest.get("mode"),
+                )
+            )
+        position = {fid: i for i, fid in enumerate(feature_ids)}
+        tests = tuple(
+            TestRow(id=nodeid, feature=fid, results=results)
+            for nodeid, (fid, results) in sorted(self.rows.items(), key=lambda kv: (position[kv[1][0]], kv[0]))
         )
-    shas = sorted({c["environment"]["suite_sha"] for c in columns if c["environment"]["suite_sha"]})
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "generated_at": utc_now(),
-        "harness_version": __version__,
-        "features": [meta[fid] for fid in feature_ids],
-        "columns": columns,
-        "cells": grid,
-        "tests": sorted(tests.values(), key=lambda t: (feature_ids.index(t["feature"]), t["id"])),
-        "alignment": {"aligned": len(shas) <= 1, "suite_shas": shas},
-        "input_errors": list(input_errors),
-        "notes": list(notes),
-    }
+        shas = sorted({c.environment.suite_sha for c in columns if c.environment.suite_sha})
+        return Matrix(
+            schema_version=SCHEMA_VERSION,
+            generated_at=utc_now(),
+            harness_version=__version__,
+            features=tuple(features),
+            columns=tuple(columns),
+            cells=grid,
+            tests=tests,
+            alignment=Alignment(aligned=len(shas) <= 1, suite_shas=tuple(shas)),
+            input_errors=tuple(problems),
+            notes=tuple(notes),
+        )
 
 
-MISSING_CELL_ERROR: Final = (
-    "no results were uploaded for this planned cell: its job failed before writing a cell, "
-    "was cancelled, or no runner picked it up"
-)
+def roll_up(results: Sequence[TestResult], *, no_data: bool = False) -> FeatureCell:
+    """One feature on one column. The state is judged on backend-scope tests; host-scope ones
+    decide only where a feature has nothing else; a measurement that worked is a figure, not a pass."""
+    counts: Counter[Outcome] = Counter()
+    skips: Counter[SkipClass] = Counter()
+    basis: dict[Scope, Counter[Outcome]] = {Scope.BACKEND: Counter(), Scope.HOST: Counter()}
+    unsupported = {Scope.BACKEND: 0, Scope.HOST: 0}
+    host = measurements = 0
+    for result in results:
+        outcome = result.outcome
+        if result.scope is Scope.MEASUREMENT and outcome in GOOD:
+            measurements += 1
+            continue
+        counts[outcome] += 1
+        scope = Scope.HOST if result.scope is Scope.HOST else Scope.BACKEND
+        basis[scope][outcome] += 1
+        if scope is Scope.HOST:
+            host += 1
+        if outcome is Outcome.SKIPPED:
+            skip_class = result.skip_class or SkipClass.UNCLASSIFIED
+            skips[skip_class] += 1
+            if skip_class is SkipClass.UNSUPPORTED:
+                unsupported[scope] += 1
+    judged_on = Scope.BACKEND if basis[Scope.BACKEND] else Scope.HOST
+    if no_data:
+        state = Rollup.NO_DATA
+    elif not counts and measurements:
+        state = Rollup.SUPPORTED  # only measurements, all of which ran
+    else:
+        state = rollup_counts(basis[judged_on], unsupported[judged_on])
+    host_unsupported = unsupported[Scope.HOST]
+    return FeatureCell(
+        state=state,
+        counts=dict(counts),
+        skips=dict(skips),
+        host_tests=host - host_unsupported if host else 0,
+        measurements=measurements,
+    )
 
 
-def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) -> list[CellResult]:
-    """A NO DATA stand-in for each planned cell that produced nothing, so it shows as a column."""
+def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) -> list[dict[str, Any]]:
+    """The planned cells that produced nothing."""
     have = set(present)
-    return [
-        CellResult(
-            path=Path("(planned)"),
-            manifest={
-                "cell_id": entry["cell_id"],
-                "backend": entry.get("backend", ""),
-                "run_id": "",
-                "status": None,
-                "error": MISSING_CELL_ERROR,
-            },
-            records=[],
-            errors=[],
-        )
-        for entry in expected
-        if entry["cell_id"] not in have
-    ]
+    return [entry for entry in expected if entry["cell_id"] not in have]
 
 
-def merge_cell_dirs(paths: Iterable[Path], expected: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+def merge_cell_dirs(
+    paths: Iterable[Path], expected: Sequence[dict[str, Any]] = (), *, jobs: int | None = None
+) -> Matrix:
     """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing."""
-    cells, problems = read_cells(paths)
-    kept, notes = deduplicate(cells)
-    kept += missing_cells(expected, (c.cell_id for c in kept))
-    return build_matrix(kept, problems, notes)
+    inputs, problems = _read_manifests(paths)
+    kept, notes = deduplicate(inputs)
+    builder = _Builder()
+    present: list[str] = []
+    for item, result in zip(kept, ingest_cells([i.path for i in kept], jobs), strict=True):
+        if isinstance(result, Problem):
+            problems.append(result)
+            continue
+        builder.add(result)
+        present.append(item.cell_id)
+    for entry in missing_cells(expected, present):
+        builder.add_missing(entry)
+    return builder.build(problems, notes)
 
 
 # -- matrix.json in and out ------------------------------------------------------------------
-def write_matrix(matrix: dict[str, Any], path: Path) -> None:
-    write_json_atomic(path, matrix)
+def write_matrix(matrix: Matrix, path: Path) -> None:
+    matrix.write(Path(path))
 
 
-def load_matrix(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such matrix file", hint="create it with `harness merge`") from None
-    except (OSError, ValueError) as err:
-        raise InputError(f"{path}: not a readable matrix.json ({err})") from err
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise InputError(f"{path}: not a matrix.json (no schema_version)")
-    major = str(data["schema_version"]).split(".", 1)[0]
-    if major != SCHEMA_VERSION.split(".", 1)[0]:
-        raise InputError(
-            f"{path}: schema_version {data['schema_version']} is not supported",
-            hint=f"this harness reads {SCHEMA_VERSION}",
-        )
-    return data
+def load_matrix(path: Path) -> Matrix:
+    return Matrix.load(Path(path))
 
 
-def validate_matrix(matrix: dict[str, Any]) -> None:
-    """Raise jsonschema.ValidationError when the matrix does not match the published schema."""
-    import jsonschema  # deferred: only tests and `harness validate` need it
-
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    jsonschema.validate(matrix, schema)
+def validate_matrix(matrix: Matrix | dict[str, Any]) -> None:
+    """Raise InputError when the matrix (model or JSON) does not match the published schema."""
+    validate_json(matrix.to_json() if isinstance(matrix, Matrix) else matrix)

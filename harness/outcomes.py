@@ -1,12 +1,16 @@
-"""The outcome taxonomy: per-test outcomes, skip classes, and the feature x column roll-up.
+"""The outcome taxonomy: per-test outcomes, skip classes, the one rule set that decides a
+test from its attempts, and the feature x column roll-up.
 
 Every rule about what a result *means* lives here, so ingest, merge, render and gate agree.
+Sources (the cell's event log, JUnit of any dialect, the crash evidence) are first turned
+into `Attempt`s by harness/attempts.py; `decide()` is the only place an outcome is chosen.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
@@ -29,7 +33,16 @@ class SkipClass(StrEnum):
     HARDWARE = "hardware"  # needs a device or capability absent on this runner
     DEPENDENCY = "dependency"  # an optional package is missing
     KNOWN_ISSUE = "known-issue"  # an expectation with a link
+    DISABLED = "disabled"  # switched off in the test source or by the producer (status="disabled", @Disabled)
     UNCLASSIFIED = "unclassified"  # a reason without a class tag
+
+
+class Scope(StrEnum):
+    """What a test speaks for. Only backend-scope tests decide a feature's state on a column."""
+
+    BACKEND = "backend"
+    HOST = "host"  # host-side logic (formats, API presence): judged only where nothing else ran
+    MEASUREMENT = "measurement"  # records figures; shown as figures, never counted as a pass
 
 
 class Rollup(StrEnum):
@@ -107,6 +120,194 @@ def is_timeout_message(message: str | None) -> bool:
         if text.startswith(prefix) and prefix != "Timeout":
             text = text[len(prefix) :]
     return text.startswith("Timeout") or "Timeout (>" in text
+
+
+class Phase(StrEnum):
+    SETUP = "setup"
+    CALL = "call"
+    TEARDOWN = "teardown"
+    TEST = "test"  # the whole test, when the source does not say which phase (a JUnit testcase)
+    IN_FLIGHT = "in-flight"  # the run stopped (process died, cell timed out) while this test was running
+
+
+class Status(StrEnum):
+    """What one attempt of one phase showed."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # an assertion or exception (in setup/teardown: an error of the fixture)
+    ERROR = "error"  # the producer says error, phase unknown (JUnit <error> of other tools)
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"  # expected to fail, passed (`strict` says whether it counted as a failure)
+    DISABLED = "disabled"
+    NOT_RUN = "not-run"  # the producer says it did not run (CTest notrun)
+    RERUN = "rerun"  # failed, and the producer ran the test again (rerunfailures, Surefire rerun/flaky)
+    CRASHED = "crashed"  # the process died while running it
+    TIMEOUT = "timeout"  # stopped by a time limit
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One phase of one run of a test, from any source, in the source's order."""
+
+    phase: Phase
+    status: Status
+    message: str | None = None
+    text: str | None = None  # traceback / body
+    reason: str | None = None  # skip or xfail reason, with its class tag
+    duration: float | None = None
+    strict: bool = False
+    signal: str | None = None
+
+
+@dataclass(slots=True)
+class Decision:
+    """The outcome of one test and what explains it."""
+
+    outcome: Outcome
+    skip_class: SkipClass | None = None
+    link: str | None = None
+    message: str | None = None
+    trace: str | None = None
+    duration: float | None = None
+    attempts: int = 1
+    strict: bool | None = None
+    signal: str | None = None
+    extra_messages: list[str] = field(default_factory=list)
+
+
+MESSAGE_CAP: Final = 2_000
+TRACE_CAP: Final = 8_000
+_XDIST_CRASH_RE: Final = re.compile(r"worker '(gw\d+)' crashed while running")
+_VERDICT_PHASES: Final = (Phase.CALL, Phase.TEST, Phase.IN_FLIGHT)
+
+
+def trim(text: str | None, cap: int) -> str | None:
+    """Keep the head and most of the tail (where the error is) of a long text."""
+    if text is None or len(text) <= cap:
+        return text
+    head = cap // 4
+    tail = cap - head
+    return (
+        f"{text[:head]}\n... [{len(text) - cap} characters trimmed; full text in the cell's files] ...\n{text[-tail:]}"
+    )
+
+
+def _skip(decision: Decision, outcome: Outcome, reason: str | None) -> Decision:
+    skip_class, link, text = classify_reason(reason)
+    decision.outcome = outcome
+    decision.skip_class, decision.link = skip_class, link
+    decision.message = trim(text or reason, MESSAGE_CAP)
+    return decision
+
+
+def _failure(decision: Decision, outcome: Outcome, attempt: Attempt, prefix: str = "") -> Decision:
+    decision.outcome = outcome
+    decision.message = trim(f"{prefix}{attempt.message}" if prefix else attempt.message, MESSAGE_CAP)
+    decision.trace = trim(attempt.text, TRACE_CAP)
+    return decision
+
+
+def _final_verdict(decision: Decision, final: Sequence[Attempt]) -> Decision:
+    """The outcome from the last attempt's phases (setup, call or the whole test)."""
+    phases: dict[Phase, Attempt] = {}
+    for attempt in final:
+        phases[attempt.phase] = attempt  # a later report of a phase replaces an earlier one
+    setup = phases.get(Phase.SETUP)
+    body = next((phases[p] for p in _VERDICT_PHASES if p in phases), None)
+    for attempt in (setup, body):
+        if attempt is None:
+            continue
+        status = attempt.status
+        if status is Status.CRASHED:
+            decision.signal = attempt.signal
+            return _failure(decision, Outcome.CRASHED, attempt)
+        if status is Status.TIMEOUT:
+            return _failure(decision, Outcome.TIMEOUT, attempt)
+        if status in (Status.FAILED, Status.ERROR):
+            if _XDIST_CRASH_RE.search(attempt.message or ""):
+                return _failure(decision, Outcome.CRASHED, attempt)
+            if is_timeout_message(attempt.message):
+                return _failure(decision, Outcome.TIMEOUT, attempt)
+            in_body = attempt is body and status is Status.FAILED
+            return _failure(decision, Outcome.FAILED if in_body else Outcome.ERROR, attempt)
+        if status is Status.SKIPPED:
+            return _skip(decision, Outcome.SKIPPED, attempt.reason or attempt.message)
+        if status is Status.XFAILED:
+            return _skip(decision, Outcome.XFAILED, attempt.reason or attempt.message)
+        if status is Status.DISABLED:
+            _skip(decision, Outcome.SKIPPED, attempt.reason or attempt.message)
+            decision.skip_class = SkipClass.DISABLED
+            return decision
+        if status is Status.NOT_RUN:
+            decision.outcome, decision.message = Outcome.NOT_RUN, trim(attempt.message, MESSAGE_CAP)
+            return decision
+        if status is Status.XPASSED:
+            _skip(decision, Outcome.XPASSED, attempt.reason or attempt.message)
+            decision.strict = attempt.strict
+            return decision
+    # A passed setup alone is no verdict: the test body never reported.
+    decision.outcome = Outcome.PASSED if body is not None else Outcome.NOT_RUN
+    return decision
+
+
+def decide(attempts: Sequence[Attempt], *, signal: str | None = None) -> Decision:
+    """The one rule set: a test's outcome from its attempts (see docs/outcomes.md).
+
+    - a hard timeout the harness saw is the outcome, whatever else was reported;
+    - otherwise the last run decides: setup, then the call (or the whole test), then teardown;
+    - a test with no verdict of its own that was running when its process died (or the cell
+      timed out) crashed (timed out);
+    - a failing teardown turns a passed/skipped/xfailed/xpassed test into an error, and is an
+      extra message of a test that already failed;
+    - `flaky` means a failed attempt the producer retried, then a pass: nothing else.
+
+    `signal`: the fatal signal the test's process logged while running it; it names a crash.
+    """
+    if all(a.status is Status.PASSED for a in attempts) and any(a.phase in _VERDICT_PHASES for a in attempts):
+        # Most tests: every phase passed, once. The rules below would say the same, slower.
+        durations = [a.duration for a in attempts if a.duration is not None]
+        return Decision(outcome=Outcome.PASSED, duration=round(sum(durations), 6) if durations else None)
+    decision = Decision(outcome=Outcome.NOT_RUN)
+    reruns = [a for a in attempts if a.status is Status.RERUN]
+    final = [a for a in attempts if a.status is not Status.RERUN]
+    decision.attempts = 1 + len(reruns)
+    durations = [a.duration for a in final if a.duration is not None]
+    decision.duration = round(sum(durations), 6) if durations else None
+    hard = next((a for a in final if a.phase is Phase.TEST and a.status is Status.TIMEOUT), None)
+    if hard is not None:
+        return _failure(decision, Outcome.TIMEOUT, hard)
+    in_flight = next((a for a in final if a.phase is Phase.IN_FLIGHT), None)
+    _final_verdict(decision, [a for a in final if a.phase is not Phase.IN_FLIGHT])
+    if in_flight is not None and decision.outcome is Outcome.NOT_RUN:
+        _final_verdict(decision, [in_flight])
+    if decision.outcome is Outcome.CRASHED:
+        signal = decision.signal or next((a.signal for a in final if a.signal), None) or signal
+        if signal and signal.startswith("Timeout ("):
+            # Not a crash: the watchdog ended a test stuck in native code holding the interpreter.
+            decision.outcome, decision.signal = Outcome.TIMEOUT, None
+            decision.message = (
+                "Timeout: hung past the hard limit holding the interpreter; the watchdog ended the process"
+            )
+        elif signal:
+            decision.signal = signal
+            if decision.message and signal not in decision.message:
+                decision.message = f"{decision.message} ({signal})"
+    teardown = next((a for a in reversed(final) if a.phase is Phase.TEARDOWN), None)
+    if teardown is not None and teardown.status in (Status.FAILED, Status.ERROR):
+        if decision.outcome in (Outcome.PASSED, Outcome.XPASSED, Outcome.SKIPPED, Outcome.XFAILED):
+            decision.skip_class = decision.link = decision.strict = None
+            _failure(decision, Outcome.ERROR, teardown, prefix="teardown: ")
+        else:
+            decision.extra_messages.append(trim(f"teardown: {teardown.message}", MESSAGE_CAP) or "")
+    if reruns:
+        first = reruns[0]
+        if decision.outcome is Outcome.PASSED:
+            decision.outcome = Outcome.FLAKY
+            decision.message = trim(first.message or first.text, MESSAGE_CAP) or "failed attempt"
+            decision.trace = trim(first.text, TRACE_CAP)
+        decision.extra_messages.extend(trim(a.message or a.text, MESSAGE_CAP) or "failed attempt" for a in reruns)
+    return decision
 
 
 def rollup(outcomes: Iterable[Outcome], skip_classes: Iterable[SkipClass] = ()) -> Rollup:

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.history import append_run, load_history
 from harness.matrix import write_matrix
+from harness.model import Matrix
 from harness.render.badge import badges
 from harness.render.html import DEFAULT_STALE_AFTER_HOURS, render_html
 from harness.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
@@ -31,7 +32,7 @@ class Published:
     problems: list[str] = field(default_factory=list)
 
 
-def write_step_summary(matrix: dict[str, Any], path: Path, page_url: str = "") -> int:
+def write_step_summary(matrix: Matrix, path: Path, page_url: str = "") -> int:
     """Append the Markdown summary to the step summary file, keeping the file within 1 MiB."""
     used = path.stat().st_size if path.exists() else 0
     room = GITHUB_SUMMARY_LIMIT - used
@@ -45,7 +46,7 @@ def write_step_summary(matrix: dict[str, Any], path: Path, page_url: str = "") -
 
 
 def publish(
-    matrix: dict[str, Any],
+    matrix: Matrix,
     site: Path,
     *,
     stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,

@@ -6,6 +6,7 @@ import pytest
 
 from harness.cli import main
 from harness.matrix import merge_cell_dirs, write_matrix
+from harness.model import Matrix
 from harness.render.badge import GREY, badge_svg, badges, colour_for, column_badge, matrix_badge
 from tests.publishing_cells import real_cells
 
@@ -13,7 +14,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(scope="module")
-def matrix() -> dict:
+def matrix() -> Matrix:
     cells = real_cells()
     return merge_cell_dirs([cells.new, cells.nodata])
 
@@ -24,25 +25,25 @@ def _texts(svg: str) -> list[str]:
 
 
 def test_column_badge_shows_supported_over_judged(matrix) -> None:
-    cpu = next(c for c in matrix["columns"] if c["id"] == "cpu")
-    score = cpu["score"]
+    cpu = matrix.column("cpu")
+    score = cpu.score
     svg = column_badge(cpu)
-    assert f"{score['supported']}/{score['judged']} features" in _texts(svg)
-    assert "CPU" in _texts(svg)
+    assert f"{score.supported}/{score.judged} features" in _texts(svg)
+    assert f"CPU · torch {cpu.environment.torch}" in _texts(svg), "the column's torch build is on its badge"
     assert "http" not in svg.replace("http://www.w3.org/2000/svg", ""), "badges load nothing from elsewhere"
 
 
 def test_no_data_column_is_grey_no_data_never_zero(matrix) -> None:
-    rocm = next(c for c in matrix["columns"] if c["id"] == "rocm")
+    rocm = matrix.column("rocm")
     svg = column_badge(rocm)
     assert "no data" in _texts(svg)
     assert not any("/" in t for t in _texts(svg)) and GREY in svg
 
 
 def test_matrix_badge_counts_only_columns_with_data(matrix) -> None:
-    score = next(c for c in matrix["columns"] if c["id"] == "cpu")["score"]
+    score = matrix.column("cpu").score
     texts = _texts(matrix_badge(matrix))
-    assert f"{score['supported']}/{score['judged']} feature cells, 1 no data" in texts
+    assert f"{score.supported}/{score.judged} feature cells, 1 no data" in texts
 
 
 def test_badge_text_is_escaped() -> None:

@@ -6,7 +6,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.diff import classify, diff_matrices, regressions, render_diff_markdown
+from harness.diff import ChangeKind, classify, diff_matrices, regressions
+from harness.model import Matrix, TestResult
+from harness.outcomes import Outcome
+from harness.render.diffmd import render_diff_markdown
 from tests.publishing_cells import REGRESSED, write_base_and_new
 
 
@@ -15,29 +18,31 @@ def matrices(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return write_base_and_new(tmp_path_factory.mktemp("diff"))
 
 
-def _load(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+def _load(path: Path) -> Matrix:
+    return Matrix.load(path)
 
 
 def test_diff_between_real_runs_names_each_change(matrices) -> None:
     base, new = matrices
     report = diff_matrices(_load(base), _load(new))
-    (cpu,) = report["columns"]
-    assert cpu["id"] == "cpu"
-    changes = {kind: [e["test"] for e in entries] for kind, entries in cpu["changes"].items()}
-    assert changes["newly_failing"] == [REGRESSED]
-    assert changes["newly_passing"] == ["alpha/test_a.py::test_fixed"]
-    assert changes["newly_skipped"] == ["alpha/test_a.py::test_skipnow"]
-    assert changes["added"] == ["alpha/test_a.py::test_new"]
-    assert changes["removed"] == ["alpha/test_a.py::test_gone"]
+    (cpu,) = report.columns
+    assert cpu.id == "cpu"
+    changes = {kind: [e.test for e in entries] for kind, entries in cpu.changes.items()}
+    assert changes[ChangeKind.NEWLY_FAILING] == [REGRESSED]
+    assert changes[ChangeKind.NEWLY_PASSING] == ["alpha/test_a.py::test_fixed"]
+    assert changes[ChangeKind.NEWLY_SKIPPED] == ["alpha/test_a.py::test_skipnow"]
+    assert changes[ChangeKind.ADDED] == ["alpha/test_a.py::test_new"]
+    assert changes[ChangeKind.REMOVED] == ["alpha/test_a.py::test_gone"]
     assert "alpha/test_a.py::test_known_bad" not in [t for ts in changes.values() for t in ts], (
         "a failure that persists is no change"
     )
-    assert report["regressions"] == 1
-    assert [c["id"] for c in report["columns_added"]] == ["rocm"]
-    assert report["columns_removed"] == []
-    assert regressions(report) == [("cpu", cpu["changes"]["newly_failing"][0])]
-    assert "regressed" in cpu["changes"]["newly_failing"][0]["message"]
+    assert report.regressions == 1
+    assert [c.id for c in report.columns_added] == ["rocm"]
+    assert report.columns_removed == []
+    assert regressions(report) == [("cpu", cpu.changes[ChangeKind.NEWLY_FAILING][0])]
+    assert "regressed" in cpu.changes[ChangeKind.NEWLY_FAILING][0].message
+    moved = {f.feature: f for f in cpu.features if f.changed}
+    assert moved["alpha"].newly_failing == 1 and moved["alpha"].newly_passing == 1
 
 
 def test_markdown_and_json_outputs_name_test_and_backend(matrices, capsys) -> None:
@@ -56,15 +61,16 @@ def test_markdown_and_json_outputs_name_test_and_backend(matrices, capsys) -> No
 def test_identical_matrices_have_no_changes(matrices) -> None:
     base, _ = matrices
     report = diff_matrices(_load(base), _load(base))
-    assert report["regressions"] == 0
-    assert not any(report["columns"][0]["changes"].values())
+    assert report.regressions == 0
+    assert not any(report.columns[0].changes.values())
+    assert not any(f.changed for f in report.columns[0].features)
     assert "No new regressions." in render_diff_markdown(report)
 
 
 def test_removed_column_is_reported(matrices) -> None:
     base, new = matrices
     report = diff_matrices(_load(new), _load(base))
-    assert [c["id"] for c in report["columns_removed"]] == ["rocm"]
+    assert [c.id for c in report.columns_removed] == ["rocm"]
 
 
 @pytest.mark.parametrize(
@@ -84,9 +90,9 @@ def test_removed_column_is_reported(matrices) -> None:
 )
 def test_classification_rules(before, after, kind) -> None:
     def wrap(outcome):
-        return None if outcome is None else {"outcome": outcome}
+        return None if outcome is None else TestResult(outcome=Outcome(outcome))
 
-    assert classify(wrap(before), wrap(after)) == kind
+    assert classify(wrap(before), wrap(after)) == (ChangeKind(kind) if kind else None)
 
 
 def test_unreadable_input_exits_4(tmp_path: Path, matrices, capsys) -> None:

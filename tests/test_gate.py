@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest
@@ -10,12 +9,13 @@ from harness.cli import main
 from harness.errors import UsageError
 from harness.gate import evaluate_gate
 from harness.matrix import merge_cell_dirs, validate_matrix, write_matrix
+from harness.model import Matrix
 from tests.publishing_cells import REGRESSED, real_cells
 
 
-def _with_second_backend(matrix: dict) -> dict:
+def _with_second_backend(matrix: Matrix | dict) -> dict:
     """Derive a cu130 column from the real cpu column (same results), to gate per backend."""
-    out = copy.deepcopy(matrix)
+    out = matrix.to_json() if isinstance(matrix, Matrix) else copy.deepcopy(matrix)
     column = copy.deepcopy(next(c for c in out["columns"] if c["id"] == "cpu"))
     column.update(id="cu130", backend="cu130", display_name="CUDA 13.0")
     out["columns"].append(column)
@@ -33,8 +33,8 @@ def _with_second_backend(matrix: dict) -> dict:
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     cells = real_cells()
     out = tmp_path_factory.mktemp("gate")
-    base = merge_cell_dirs([cells.base])
-    new = merge_cell_dirs([cells.new, cells.nodata])
+    base = merge_cell_dirs([cells.base]).to_json()
+    new = merge_cell_dirs([cells.new, cells.nodata]).to_json()
     new_two = _with_second_backend(merge_cell_dirs([cells.new]))
     # The baseline's cu130 column is the baseline cpu results: only cpu regressed since.
     base_two = _with_second_backend(base)
@@ -45,7 +45,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                 test["results"]["cu130"] = copy.deepcopy(base_result)
     paths = {"base": base, "new": new, "base_two": base_two, "new_two": new_two}
     for name, matrix in paths.items():
-        write_matrix(matrix, out / f"{name}.json")
+        write_matrix(Matrix.from_json(matrix), out / f"{name}.json")
     return {name: out / f"{name}.json" for name in paths}
 
 
@@ -90,4 +90,4 @@ def test_bad_input_and_usage(files, tmp_path: Path, capsys) -> None:
     assert main(["gate", str(files["new"]), "--new-regressions"]) == 2
     assert "--baseline" in capsys.readouterr().err
     with pytest.raises(UsageError):
-        evaluate_gate(json.loads(files["new"].read_text()))
+        evaluate_gate(Matrix.load(files["new"]))

@@ -71,4 +71,4 @@ def test_merge_of_two_cells_validates(main_job, sample_suite, tmp_path):
     matrix = json.loads(out.read_text())
     validate_matrix(matrix)
     assert len(matrix["columns"]) == 2
-    assert merge_cell_dirs([cell])["columns"][0]["id"].startswith("cpu-")
+    assert merge_cell_dirs([cell]).columns[0].id.startswith("cpu-")

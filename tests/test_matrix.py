@@ -42,14 +42,14 @@ def cells(tmp_path_factory):
 def test_same_file_names_stay_separate_columns(cells):
     first, second, _ = cells
     assert (first / "junit.xml").read_text().count('name="pytest"') == 1  # pytest's default suite name
-    matrix = merge_cell_dirs([first, second])
+    matrix = merge_cell_dirs([first, second]).to_json()
     assert [c["id"] for c in matrix["columns"]] == ["cpu-runner-a", "cpu-runner-b"]
     for column in matrix["columns"]:
         assert column["counts"] == {"passed": 2, "skipped": 1, "failed": 1}
 
 
 def test_rollups_and_features_from_metadata(cells):
-    matrix = merge_cell_dirs([cells[0]])
+    matrix = merge_cell_dirs([cells[0]]).to_json()
     assert [f["id"] for f in matrix["features"]] == ["alpha", "beta"]
     assert matrix["features"][0]["title"] == "Alpha feature"
     assert matrix["cells"]["alpha"]["cpu-runner-a"]["state"] == "partial"
@@ -63,7 +63,7 @@ def test_rollups_and_features_from_metadata(cells):
 
 
 def test_column_without_device_is_no_data_not_failing(cells):
-    matrix = merge_cell_dirs([cells[0], cells[2]])
+    matrix = merge_cell_dirs([cells[0], cells[2]]).to_json()
     column = next(c for c in matrix["columns"] if c["id"] == "cu130-no-gpu")
     assert column["state"] == "no-data"
     assert column["cell_status"] == "infra-error"
@@ -74,7 +74,7 @@ def test_column_without_device_is_no_data_not_failing(cells):
 
 
 def test_environment_comes_from_the_manifest(cells):
-    column = merge_cell_dirs([cells[0]])["columns"][0]
+    column = merge_cell_dirs([cells[0]]).to_json()["columns"][0]
     env = column["environment"]
     assert env["torch"].startswith("2.") and env["python"] and env["runner"]
     assert env["mode"] == "native" and env["started_at"]
@@ -90,7 +90,7 @@ def test_duplicate_upload_merged_once_and_latest_attempt_wins(cells, tmp_path):
     manifest = json.loads((retry / "manifest.json").read_text())
     manifest.update(run_id="retry-run", run_attempt=2)
     write_json_atomic(retry / "manifest.json", manifest)
-    matrix = merge_cell_dirs([first, duplicate, retry])
+    matrix = merge_cell_dirs([first, duplicate, retry]).to_json()
     assert len(matrix["columns"]) == 1
     assert matrix["columns"][0]["run_id"] == "retry-run"
     notes = " ".join(n["note"] for n in matrix["notes"])
@@ -100,7 +100,7 @@ def test_duplicate_upload_merged_once_and_latest_attempt_wins(cells, tmp_path):
 def test_unreadable_input_is_reported_and_others_kept(cells, tmp_path):
     bogus = tmp_path / "not-a-cell"
     bogus.mkdir()
-    matrix = merge_cell_dirs([bogus, cells[0]])
+    matrix = merge_cell_dirs([bogus, cells[0]]).to_json()
     assert [c["id"] for c in matrix["columns"]] == ["cpu-runner-a"]
     assert matrix["input_errors"][0]["source"] == str(bogus)
     assert "no manifest.json" in matrix["input_errors"][0]["message"]
@@ -110,9 +110,10 @@ def test_json_round_trip_validates(cells, tmp_path):
     matrix = merge_cell_dirs(list(cells))
     path = tmp_path / "matrix.json"
     write_matrix(matrix, path)
-    loaded = load_matrix(path)
+    loaded = load_matrix(path).to_json()
     validate_matrix(loaded)
-    assert loaded["schema_version"] == "1.0"
+    assert loaded == matrix.to_json(), "matrix.json holds the model, all of it"
+    assert loaded["schema_version"] == "1.1"
     assert loaded["alignment"]["aligned"] is True
     tests = {t["id"]: t for t in loaded["tests"]}
     assert tests["beta/test_beta.py::test_beta_fails"]["results"]["cpu-runner-a"]["message"].startswith(
@@ -166,7 +167,7 @@ def test_host_scope_tests_do_not_decide_the_state(sample_suite, tmp_path):
         "test_format_two": "host",
         "test_api_present": "host",
     }
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     alpha = matrix["cells"]["alpha"]["cpu-host"]
     assert alpha["state"] == "unsupported"
     assert alpha["counts"] == {"passed": 2, "skipped": 1} and alpha["host_tests"] == 2

@@ -2,8 +2,9 @@
 
 Enabled when COMPAT_CELL_DIR is set. It writes into that directory:
 - collected.json: the planned test ids and their feature, at the end of collection;
-- events.jsonl: one JSON object per line, flushed as it happens (start, each phase
-  report, finish, session start/finish), so a crash still says which test was running;
+- events.jsonl: one JSON object per line, flushed as it happens (session start, each test's
+  start, every phase report that did not simply pass, the test's finish carrying the phases
+  that passed, session finish), so a crash still says which test was running;
 - faults-<worker>.log: faulthandler output, naming the fatal signal of a crashed process;
 It also adds `nodeid` and `feature` to every test's JUnit properties, and runs a hard
 watchdog (COMPAT_HARD_TIMEOUT seconds per test) that records a timeout event and ends a
@@ -24,6 +25,10 @@ CELL_DIR_ENV = "COMPAT_CELL_DIR"
 HARD_TIMEOUT_ENV = "COMPAT_HARD_TIMEOUT"
 TIMEOUT_EXIT_CODE = 124
 _BACKSTOP_MARGIN = 5.0  # seconds after the hard timeout before faulthandler ends a GIL-bound hang
+# Properties every test carries for readers of bare JUnit (the plugin's own, and the suites'
+# feature/backend/device): junit.xml keeps them; the event log leaves them out, since the
+# collected list and the manifest already say them once per test and once per cell.
+_JUNIT_ONLY_PROPERTIES = frozenset({"nodeid", "feature", "scope", "backend", "device"})
 _TEXT_HEAD = 4_000
 _TEXT_TAIL = 28_000
 
@@ -72,6 +77,13 @@ def _crash_message(report: pytest.TestReport) -> str | None:
     return text[-1] if text else None
 
 
+def _output_of(report: pytest.TestReport) -> str | None:
+    text = "".join(
+        f"----- {title} -----\n{content}\n" for title, content in getattr(report, "sections", ()) if content.strip()
+    )
+    return _trim(text) if text else None
+
+
 def _worker_of(report: pytest.TestReport) -> str | None:
     gateway = getattr(getattr(report, "node", None), "gateway", None)
     return getattr(gateway, "id", None)
@@ -90,6 +102,7 @@ class CellRecorder:
         self.hard_timeout = float(os.environ.get(HARD_TIMEOUT_ENV, "0") or 0)
         self.collect_errors: list[dict] = []
         self._fault_file = None
+        self._passed: dict[str, dict] = {}  # nodeid -> its passed phases, until its finish line
 
     # -- helpers -------------------------------------------------------------------
     def event(self, kind: str, **fields: object) -> None:
@@ -183,6 +196,16 @@ class CellRecorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not self.is_reporter:
             return
+        properties = [
+            list(p) for p in getattr(report, "user_properties", []) if p and p[0] not in _JUNIT_ONLY_PROPERTIES
+        ] or None
+        if report.passed and getattr(report, "wasxfail", None) is None:
+            # Most reports: a phase that passed. Folded into the test's `finish` line (one line
+            # per test instead of three); if the process dies first, the test is in flight anyway.
+            pending = self._passed.setdefault(report.nodeid, {"phases": {}, "properties": None})
+            pending["phases"][report.when] = round(getattr(report, "duration", 0.0) or 0.0, 6)
+            pending["properties"] = properties or pending["properties"]
+            return
         skip_reason = None
         if report.skipped and isinstance(report.longrepr, tuple):
             skip_reason = str(report.longrepr[2])
@@ -197,14 +220,19 @@ class CellRecorder:
             longrepr=_trim(report.longreprtext) if report.failed or report.outcome == "rerun" else None,
             skip_reason=skip_reason,
             worker=_worker_of(report),
-            user_properties=[list(p) for p in getattr(report, "user_properties", [])]
-            if report.when == "call" or report.when == "setup"
-            else None,
+            user_properties=properties,
+            # What the test printed, next to a failure (JUnit's system-out/err): the event log
+            # then holds everything the matrix shows, and a complete log makes junit.xml redundant.
+            output=_output_of(report) if report.failed or report.outcome == "rerun" else None,
         )
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple) -> None:
         if self.is_reporter:
-            self.event("finish", nodeid=nodeid)
+            pending = self._passed.pop(nodeid, None)
+            if pending is None:
+                self.event("finish", nodeid=nodeid)
+            else:
+                self.event("finish", nodeid=nodeid, passed=pending["phases"], user_properties=pending["properties"])
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_reporter:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from harness import jsonio
 from harness.commands._output import emit
-from harness.diff import diff_matrices, render_diff_markdown
+from harness.diff import diff_matrices
 from harness.matrix import load_matrix
+from harness.render.diffmd import render_diff_markdown
 
 HELP = "compare two matrix.json files: newly failing/passing/skipped, added, removed (markdown or json)"
 
@@ -22,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = diff_matrices(load_matrix(args.old), load_matrix(args.new))
-    text = render_diff_markdown(report) if args.format == "md" else json.dumps(report, indent=2) + "\n"
+    text = (
+        render_diff_markdown(report) if args.format == "md" else jsonio.dumps_pretty(report.to_json()).decode() + "\n"
+    )
     emit(text, args.output)
     return 0

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.errors import InputError
+from harness.errors import InputError, UsageError
 from harness.matrix import merge_cell_dirs, write_matrix
 
 HELP = "merge cell dirs (or folders of them, e.g. downloaded artifacts) into matrix.json"
@@ -19,6 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", type=Path, default=Path("matrix.json"), help="output file (default: matrix.json)"
     )
     parser.add_argument("--strict", action="store_true", help="exit 4 when any input could not be read")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="read up to N cells at once in worker processes (default: one per core, at most 8)",
+    )
     parser.add_argument(
         "--expect",
         type=Path,
@@ -60,19 +66,20 @@ def expand(paths: list[Path], depth: int = 3) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     cells = expand(args.cells)
-    matrix = merge_cell_dirs(cells, read_plan(args.expect) if args.expect else ())
+    matrix = merge_cell_dirs(cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs)
     write_matrix(matrix, args.output)
-    for column in matrix["columns"]:
-        note = "NO DATA" if column["state"] == "no-data" else f"{sum(column['counts'].values())} tests"
-        print(f"{column['id']:<32} {column['backend']:<6} {note}", file=sys.stderr)
-    for problem in matrix["input_errors"]:
-        message = problem["message"]
-        prefix = "" if message.startswith(problem["source"]) else f"{problem['source']}: "
-        print(f"harness: warning: {prefix}{message}", file=sys.stderr)
-    for note in matrix["notes"]:
-        print(f"harness: note: {note['cell']}: {note['note']}", file=sys.stderr)
-    print(f"wrote {args.output} ({len(matrix['columns'])} columns, {len(matrix['tests'])} tests)", file=sys.stderr)
-    if args.strict and matrix["input_errors"]:
-        raise InputError(f"{len(matrix['input_errors'])} input(s) could not be read")
+    for column in matrix.columns:
+        note = "NO DATA" if not column.has_data else f"{sum(column.counts.values())} tests"
+        print(f"{column.id:<32} {column.backend:<6} {note}", file=sys.stderr)
+    for problem in matrix.input_errors:
+        prefix = "" if problem.message.startswith(problem.source) else f"{problem.source}: "
+        print(f"harness: warning: {prefix}{problem.message}", file=sys.stderr)
+    for note in matrix.notes:
+        print(f"harness: note: {note.cell}: {note.note}", file=sys.stderr)
+    print(f"wrote {args.output} ({len(matrix.columns)} columns, {len(matrix.tests)} tests)", file=sys.stderr)
+    if args.strict and matrix.input_errors:
+        raise InputError(f"{len(matrix.input_errors)} input(s) could not be read")
     return 0

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 from pathlib import Path
 
+from harness import jsonio
 from harness.commands._output import emit
 from harness.errors import UsageError
 from harness.matrix import load_matrix
+from harness.model import Matrix
 from harness.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 
 HELP = "render matrix.json as markdown (job summary), json or html"
@@ -25,11 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def render(matrix: dict, fmt: str, limit: int, stale_after: float = 168.0) -> str:
+def render(matrix: Matrix, fmt: str, limit: int, stale_after: float = 168.0) -> str:
     if fmt == "md":
         return render_markdown(matrix, limit=limit)
     if fmt == "json":
-        return json.dumps(matrix, indent=2) + "\n"
+        return jsonio.dumps_pretty(matrix.to_json()).decode() + "\n"
     try:
         html = importlib.import_module("harness.render.html")
     except ModuleNotFoundError:

@@ -15,7 +15,6 @@ from harness.cell import CellStatus
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.execute import CellOutcome, RunOptions, run_cell
 from harness.matrix import merge_cell_dirs, write_matrix
-from harness.outcomes import BAD
 from harness.registry import load_registry
 from harness.render.markdown import render_markdown
 
@@ -102,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
         raise InfrastructureError(f"cell {outcome.manifest['cell_id']} is NO DATA: {outcome.manifest.get('error')}")
     if status == CellStatus.TIMEOUT.value:
         raise CellTimeoutError(f"{outcome.manifest.get('error')}; partial results in {outcome.cell_dir}")
-    column = matrix["columns"][0] if matrix["columns"] else {"counts": {}}
-    bad = sum(column["counts"].get(o.value, 0) for o in BAD)
+    bad = matrix.columns[0].failures if matrix.columns else 0
     if bad or status == CellStatus.CRASHED.value:
         raise TestsFailedError(f"{bad} test(s) failed, errored, timed out or crashed; see the list above")
     return 0

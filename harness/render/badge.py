@@ -7,7 +7,9 @@ data gets a grey `no data` badge, never 0/N.
 from __future__ import annotations
 
 from html import escape
-from typing import Any, Final
+from typing import Final
+
+from harness.model import Column, Matrix
 
 GREY: Final = "#9f9f9f"
 LABEL_GREY: Final = "#555"
@@ -63,29 +65,31 @@ def badge_svg(label: str, message: str, colour: str) -> str:
     )
 
 
-def column_badge(column: dict[str, Any]) -> str:
-    label = column.get("display_name") or column["id"]
-    score = column.get("score")
-    if column.get("state") == "no-data" or not score:
+def column_badge(column: Column) -> str:
+    label = column.display_name or column.id
+    if column.environment.torch:
+        label += f" · torch {column.environment.torch}"
+    score = column.score
+    if not column.has_data or score is None:
         return badge_svg(label, "no data", GREY)
-    message = f"{score['supported']}/{score['judged']} features"
-    return badge_svg(label, message, colour_for(score["supported"], score["judged"]))
+    message = f"{score.supported}/{score.judged} features"
+    return badge_svg(label, message, colour_for(score.supported, score.judged))
 
 
-def matrix_badge(matrix: dict[str, Any], label: str = "torch compat") -> str:
+def matrix_badge(matrix: Matrix, label: str = "torch compat") -> str:
     """Supported feature cells over judged ones, across every column with data."""
-    scored = [c["score"] for c in matrix["columns"] if c.get("state") != "no-data" and c.get("score")]
-    missing = len(matrix["columns"]) - len(scored)
+    scored = [c.score for c in matrix.columns if c.has_data and c.score is not None]
+    missing = len(matrix.columns) - len(scored)
     if not scored:
         return badge_svg(label, "no data", GREY)
-    supported = sum(s["supported"] for s in scored)
-    judged = sum(s["judged"] for s in scored)
+    supported = sum(s.supported for s in scored)
+    judged = sum(s.judged for s in scored)
     message = f"{supported}/{judged} feature cells" + (f", {missing} no data" if missing else "")
     return badge_svg(label, message, colour_for(supported, judged))
 
 
-def badges(matrix: dict[str, Any]) -> dict[str, str]:
+def badges(matrix: Matrix) -> dict[str, str]:
     """File name -> SVG: `<column id>.svg` per column and `matrix.svg`."""
-    files = {f"{c['id']}.svg": column_badge(c) for c in matrix["columns"]}
+    files = {f"{c.id}.svg": column_badge(c) for c in matrix.columns}
     files["matrix.svg"] = matrix_badge(matrix)
     return files

@@ -19,7 +19,9 @@ from typing import Any, Final
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup
+from harness.model import Column, Matrix, TestResult
+from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup, Scope
+from harness.render.figures import feature_figures, figure_row
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
 DEFAULT_STALE_AFTER_HOURS: Final = 168.0
@@ -48,7 +50,7 @@ PAGE_STATE_SYMBOLS: Final[dict[Rollup, str]] = {
     Rollup.NOT_APPLICABLE: "–",
     Rollup.NO_DATA: "?",
 }
-_ENV_FIELDS: Final = (
+_ENV_FIELD_LABELS: Final = (
     ("torch", "torch"),
     ("torch_git", "torch git"),
     ("build", "build"),
@@ -74,6 +76,9 @@ _ENV_FIELDS: Final = (
 )
 
 
+_ENV_LABELS: Final = dict(_ENV_FIELD_LABELS)
+
+
 def _trim(text: str | None, cap: int) -> str | None:
     if not text or len(text) <= cap:
         return text
@@ -81,42 +86,59 @@ def _trim(text: str | None, cap: int) -> str | None:
     return f"{text[:head]}\n… [{len(text) - cap} characters trimmed; see the cell's files] …\n{text[-(cap - head) :]}"
 
 
-def _duration(value: Any) -> float | None:
-    if not isinstance(value, int | float):
+def _duration(value: float | None) -> float | None:
+    if value is None:
         return None
     return float(f"{value:.3g}")
 
 
-def _detail(result: dict[str, Any]) -> dict[str, Any]:
+def _detail(result: TestResult) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for key, value in result.properties.items():
+        row = (
+            figure_row("", "", "", key[len("perf.") :], value)
+            if key.startswith("perf.") and isinstance(value, dict)
+            else None
+        )
+        if row is not None:
+            extra = ", ".join(x for x in (row.shape, row.dtype) if x)
+            properties[row.label] = (
+                row.value_text + (f" ({extra})" if extra else "") + (f"; claim: {row.claim}" if row.claim else "")
+            )
+        else:
+            properties[key] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
     detail = {
-        "m": _trim(result.get("message"), MESSAGE_CAP),
-        "t": _trim(result.get("trace"), TRACE_CAP),
-        "c": result.get("skip_class"),
-        "l": result.get("link"),
-        "a": result.get("attempts") if (result.get("attempts") or 1) > 1 else None,
-        "p": result.get("properties") or None,
-        "s": result.get("strict"),
-        "g": result.get("signal"),
-        "x": [_trim(m, MESSAGE_CAP) for m in result.get("extra_messages") or []] or None,
+        "m": _trim(result.message, MESSAGE_CAP),
+        "t": _trim(result.trace, TRACE_CAP),
+        "o": _trim(result.output, MESSAGE_CAP),
+        "c": result.skip_class.value if result.skip_class else None,
+        "l": result.link,
+        "a": result.attempts if result.attempts > 1 else None,
+        "p": properties or None,
+        "s": result.strict,
+        "g": result.signal,
+        "h": result.scope.value if result.scope is not Scope.BACKEND else None,
+        "x": [_trim(m, MESSAGE_CAP) for m in result.extra_messages] or None,
     }
     return {k: v for k, v in detail.items() if v is not None}
 
 
-def _column(column: dict[str, Any]) -> dict[str, Any]:
-    env = column.get("environment") or {}
+def _column(column: Column) -> dict[str, Any]:
+    env = column.environment
     return {
-        "id": column["id"],
-        "backend": column["backend"],
-        "name": column.get("display_name") or column["id"],
-        "state": column["state"],
-        "status": column.get("cell_status"),
-        "error": column.get("error"),
-        "errors": [_trim(e, 500) for e in (column.get("errors") or [])[:5]],
-        "counts": column.get("counts") or {},
-        "score": column.get("score"),
-        "run_url": env.get("run_url"),
-        "when": env.get("finished_at") or env.get("started_at"),
-        "env": [[label, str(env[key])] for key, label in _ENV_FIELDS if env.get(key) not in (None, "")],
+        "id": column.id,
+        "backend": column.backend,
+        "name": column.display_name or column.id,
+        "torch": env.torch,
+        "state": column.state.value,
+        "status": column.cell_status.value if column.cell_status else None,
+        "error": column.error,
+        "errors": [_trim(e, 500) for e in column.errors[:5]],
+        "counts": {k.value: v for k, v in column.counts.items()},
+        "score": column.score.to_json() if column.score else None,
+        "run_url": env.run_url,
+        "when": env.finished_at or env.started_at,
+        "env": [[_ENV_LABELS[key], str(value)] for key, value in env.items() if key in _ENV_LABELS],
     }
 
 
@@ -142,48 +164,57 @@ def _trend(history: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
 
 
 def page_data(
-    matrix: dict[str, Any],
+    matrix: Matrix,
     history: list[dict[str, Any]] | None = None,
     stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
 ) -> dict[str, Any]:
     """The compact projection the page script reads."""
-    columns = matrix["columns"]
-    col_index = {c["id"]: i for i, c in enumerate(columns)}
-    features = matrix["features"]
-    feat_index = {f["id"]: i for i, f in enumerate(features)}
-    out_index = {o: i for i, o in enumerate(_OUTCOMES)}
+    columns = matrix.columns
+    col_index = {c.id: i for i, c in enumerate(columns)}
+    feat_index = {f.id: i for i, f in enumerate(matrix.features)}
+    out_index = {o: i for i, o in enumerate(Outcome)}
     tests = []
-    for test in matrix["tests"]:
+    for test in matrix.tests:
         row: list[Any] = [None] * len(columns)
-        for column_id, result in test["results"].items():
-            if column_id not in col_index:
+        for column_id, result in test.results.items():
+            index = col_index.get(column_id)
+            if index is None:
                 continue
-            cell: list[Any] = [out_index[result["outcome"]], _duration(result.get("duration"))]
-            detail = _detail(result)
-            if detail:
-                cell.append(detail)
-            row[col_index[column_id]] = cell
-        tests.append([test["id"], feat_index.get(test["feature"], -1), row])
+            cell: list[Any] = [out_index[result.outcome], _duration(result.duration)]
+            if result.outcome is not Outcome.PASSED or result.properties or result.scope is not Scope.BACKEND:
+                detail = _detail(result)
+                if detail:
+                    cell.append(detail)
+            row[index] = cell
+        tests.append([test.id, feat_index.get(test.feature, -1), row])
+    figures = {
+        feat_index[feature.id]: [
+            [r.label, col_index.get(r.column, -1), r.value_text, r.shape, r.dtype, r.claim, r.test] for r in rows
+        ]
+        for feature, rows in feature_figures(matrix)
+    }
     return {
-        "generated_at": matrix.get("generated_at"),
-        "harness_version": matrix.get("harness_version"),
+        "generated_at": matrix.generated_at,
+        "harness_version": matrix.harness_version,
         "stale_after_hours": stale_after_hours,
-        "alignment": matrix.get("alignment") or {"aligned": True, "suite_shas": []},
-        "input_errors": [f"{e.get('source')}: {e.get('message')}" for e in matrix.get("input_errors") or []],
+        "alignment": matrix.alignment.to_json(),
+        "input_errors": [f"{p.source}: {p.message}" for p in matrix.input_errors],
         "outcomes": _OUTCOMES,
         "outcome_symbols": {o.value: PAGE_OUTCOME_SYMBOLS[o] for o in Outcome},
         "states": {r.value: {"symbol": PAGE_STATE_SYMBOLS[r], "meaning": ROLLUP_MEANING[r]} for r in Rollup},
         "columns": [_column(c) for c in columns],
         "features": [
             {
-                "id": f["id"],
-                "title": f.get("title") or f["id"],
-                "since": f.get("since"),
-                "claim": f.get("claim"),
-                "cells": [matrix["cells"].get(f["id"], {}).get(c["id"]) for c in columns],
+                "id": f.id,
+                "title": f.title,
+                "since": f.since,
+                "claim": f.claim,
+                "scope": f.scope.value,
+                "cells": [cell.to_json() if (cell := matrix.cell(f.id, c.id)) else None for c in columns],
             }
-            for f in features
+            for f in matrix.features
         ],
+        "figures": figures,
         "tests": tests,
         "trend": _trend(history or []),
     }
@@ -206,7 +237,7 @@ def _asset(name: str) -> str:
 
 
 def render_html(
-    matrix: dict[str, Any],
+    matrix: Matrix,
     *,
     history: list[dict[str, Any]] | None = None,
     stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
@@ -220,7 +251,7 @@ def render_html(
         .get_template("matrix.html.j2")
         .render(
             title=title,
-            generated_at=matrix.get("generated_at"),
+            generated_at=matrix.generated_at,
             csp=f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'",
             style=Markup(_asset("matrix.css")),
             script=Markup(script),

@@ -93,7 +93,7 @@ MERGE_AND_MEASURE = """
 import json, resource, sys
 from pathlib import Path
 from harness.matrix import merge_cell_dirs
-matrix = merge_cell_dirs([Path(p) for p in sys.argv[1:]])
+matrix = merge_cell_dirs([Path(p) for p in sys.argv[1:]]).to_json()
 print(json.dumps(matrix))
 print("peak_rss_kb=%d" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
@@ -150,6 +150,6 @@ def base_cell(tmp_path_factory: pytest.TempPathFactory) -> Path:
     suites = write_suite(root / "suites", BASE_SUITE)
     outcome = run_fault_cell(suites, root / "results", cell_id="base")
     assert outcome.status == "completed", outcome.manifest
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     assert {k: v["outcome"] for k, v in results_of(matrix, "base").items()} == BASE_OUTCOMES
     return outcome.cell_dir

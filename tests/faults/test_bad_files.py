@@ -34,7 +34,7 @@ def damaged(base_cell: Path, tmp_path: Path):
 
 
 def merged(cell: Path) -> tuple[dict, dict, dict]:
-    matrix = merge_cell_dirs([cell])
+    matrix = merge_cell_dirs([cell]).to_json()
     return matrix, column_of(matrix, CELL), {k: v["outcome"] for k, v in results_of(matrix, CELL).items()}
 
 
@@ -181,7 +181,7 @@ def test_collected_corrupt(damaged) -> None:
 def test_bad_manifest_is_an_input_error_and_others_merge(damaged, base_cell: Path, damage, expected: str) -> None:
     cell = damaged("bad-manifest")
     damage(cell / "manifest.json")
-    matrix = merge_cell_dirs([cell, base_cell])
+    matrix = merge_cell_dirs([cell, base_cell]).to_json()
     (problem,) = matrix["input_errors"]
     assert problem["source"] == str(cell) and expected in problem["message"]
     assert [c["id"] for c in matrix["columns"]] == [CELL]
@@ -259,16 +259,16 @@ SUREFIRE = """
 
 
 def test_surefire_flaky_and_rerun_dialect(tmp_path: Path) -> None:
-    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "surefire", SUREFIRE)])
+    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "surefire", SUREFIRE)]).to_json()
     results = results_of(matrix, "surefire")
-    flaky = results["com/example.py::FlakyTest::passesOnRerun"]
+    flaky = results["com.example.FlakyTest::passesOnRerun"]
     assert flaky["outcome"] == "flaky"
     assert flaky["message"] == "expected:<1> but was:<2>"
     assert "FlakyTest.java:12" in flaky["trace"]
-    failing = results["com/example.py::FlakyTest::failsEveryTime"]
+    failing = results["com.example.FlakyTest::failsEveryTime"]
     assert failing["outcome"] == "failed" and failing["message"] == "boom 3"
     assert failing["attempts"] == 3 and failing["extra_messages"] == ["boom 2", "boom 1"]
-    assert results["com/example.py::FlakyTest::plain"]["outcome"] == "passed"
+    assert results["com.example.FlakyTest::plain"]["outcome"] == "passed"
     assert column_of(matrix, "surefire")["errors"] == []
 
 
@@ -292,12 +292,13 @@ JENKINS = """
 
 
 def test_jenkins_dialect(tmp_path: Path) -> None:
-    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "jenkins", JENKINS)])
+    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "jenkins", JENKINS)]).to_json()
     outcomes = {k: v["outcome"] for k, v in results_of(matrix, "jenkins").items()}
+    # Not pytest's: the id is the suite path, classname and name (docs/outcomes.md, test identity).
     assert outcomes == {
-        "tests/test_module_a.py::test_ok": "passed",
-        "tests/test_module_a.py::test_bad": "failed",
-        "tests/test_module_b.py::test_skip": "skipped",
+        "suite-a::tests.test_module_a::test_ok": "passed",
+        "suite-a::tests.test_module_a::test_bad": "failed",
+        "suite-b::tests.test_module_b::test_skip": "skipped",
     }
     assert column_of(matrix, "jenkins")["errors"] == []
 
@@ -320,12 +321,12 @@ NESTED = """
 
 
 def test_nested_testsuites_each_case_once(tmp_path: Path) -> None:
-    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "nested", NESTED)])
+    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "nested", NESTED)]).to_json()
     results = results_of(matrix, "nested")
     assert {k: v["outcome"] for k, v in results.items()} == {
-        "nested/inner.py::test_one": "passed",
-        "nested/innermost.py::test_two": "error",
-        "nested/outer.py::test_three": "passed",
+        "outer::inner-1::nested.inner::test_one": "passed",
+        "outer::inner-2::innermost::nested.innermost::test_two": "error",
+        "outer::nested.outer::test_three": "passed",
     }
     assert sum(column_of(matrix, "nested")["counts"].values()) == 3
 
@@ -342,7 +343,7 @@ TIMES = """
 
 
 def test_times_in_odd_units(tmp_path: Path) -> None:
-    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "times", TIMES)])
+    matrix = merge_cell_dirs([junit_only_cell(tmp_path, "times", TIMES)]).to_json()
     results = results_of(matrix, "times")
     durations = {k.rsplit("::", 1)[1]: v.get("duration") for k, v in results.items()}
     assert durations == {

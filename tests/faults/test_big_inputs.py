@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.ingest import MESSAGE_CAP, TRACE_CAP
 from harness.matrix import merge_cell_dirs
+from harness.model import Matrix
+from harness.outcomes import MESSAGE_CAP, TRACE_CAP
 from harness.render.markdown import render_markdown
 from tests.cellfactory import write_suite
 from tests.faults.conftest import column_of, merge_in_child, results_of, run_fault_cell
@@ -84,13 +85,13 @@ LONG_SUITE = {
 def test_long_messages_trimmed_in_reports_full_in_cell_files(tmp_path: Path) -> None:
     suites = write_suite(tmp_path / "suites", LONG_SUITE)
     outcome = run_fault_cell(suites, tmp_path / "results", cell_id="long")
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     result = results_of(matrix, "long")["alpha/test_long.py::test_long_failure"]
     assert result["outcome"] == "failed"
     assert len(result["message"]) <= MESSAGE_CAP + 100
     assert len(result.get("trace") or "") <= TRACE_CAP + 100
     assert "trimmed; full text in the cell's files" in result["message"]
-    report = json.dumps(matrix) + render_markdown(matrix)
+    report = json.dumps(matrix) + render_markdown(Matrix.from_json(matrix))
     assert MARKER not in report
     # The whole text is kept where the column's source points: the cell's own files.
     assert column_of(matrix, "long")["source"] == str(outcome.cell_dir)

@@ -50,7 +50,7 @@ def xdist_crash(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("xdist-crash")
     suites = write_suite(root / "suites", CRASHING_SUITE)
     outcome = run_fault_cell(suites, root / "results", cell_id="xdist-crash", workers="2")
-    return {"outcome": outcome, "matrix": merge_cell_dirs([outcome.cell_dir])}
+    return {"outcome": outcome, "matrix": merge_cell_dirs([outcome.cell_dir]).to_json()}
 
 
 def test_xdist_worker_abort_costs_one_test(xdist_crash: dict) -> None:
@@ -97,7 +97,7 @@ def test_whole_process_abort_without_junit(tmp_path: Path) -> None:
     assert not (outcome.cell_dir / "junit.xml").exists(), "the fault did not really kill pytest"
     assert outcome.status == "crashed"
     assert outcome.manifest["exit"]["signal"] == "SIGABRT"
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     results = {k: (v["outcome"], v.get("signal")) for k, v in results_of(matrix, "abort-all").items()}
     assert results == {
         "alpha/test_crashing.py::test_before": ("passed", None),
@@ -124,7 +124,7 @@ def test_process_group_sigkill_like_oom_killer(tmp_path: Path) -> None:
     assert not (outcome.cell_dir / "junit.xml").exists(), "the fault did not really kill pytest"
     assert outcome.status == "crashed"
     assert outcome.manifest["exit"]["signal"] == "SIGKILL"
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     results = {k: (v["outcome"], v.get("signal")) for k, v in results_of(matrix, "killed").items()}
     assert results == {
         "alpha/test_crashing.py::test_before": ("passed", None),
@@ -142,7 +142,7 @@ def test_more_crashes_than_xdist_replaces(tmp_path: Path) -> None:
     suites = write_suite(tmp_path / "suites", {"alpha/test_all_crash.py": body + "def test_last():\n    pass\n"})
     outcome = run_fault_cell(suites, tmp_path / "results", cell_id="all-crash")
     assert "maximum crashed workers reached" in (outcome.cell_dir / "output.log").read_text(encoding="utf-8")
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     counts = column_of(matrix, "all-crash")["counts"]
     assert counts.get("crashed", 0) >= 4 and "passed" not in counts
     assert counts["crashed"] + counts["not-run"] == 7

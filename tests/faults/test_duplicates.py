@@ -80,7 +80,7 @@ def _junit_cases_named(cell: Path, name: str) -> int:
 
 def test_rerun_pass_is_one_flaky_test_with_failure_text(rerun_cell: Path) -> None:
     assert _junit_cases_named(rerun_cell, "test_flaky") == 2  # the fault: one <testcase> per attempt
-    matrix = merge_cell_dirs([rerun_cell])
+    matrix = merge_cell_dirs([rerun_cell]).to_json()
     flaky = results_of(matrix, "dups")[FLAKY]
     assert flaky["outcome"] == "flaky"
     assert flaky["attempts"] == 2
@@ -91,7 +91,7 @@ def test_rerun_pass_is_one_flaky_test_with_failure_text(rerun_cell: Path) -> Non
 
 def test_call_failure_plus_teardown_error_is_one_test(rerun_cell: Path) -> None:
     assert _junit_cases_named(rerun_cell, "test_fails_then_teardown_errors") == 2  # failure + error
-    pair = results_of(merge_cell_dirs([rerun_cell]), "dups")[PAIR]
+    pair = results_of(merge_cell_dirs([rerun_cell]).to_json(), "dups")[PAIR]
     assert pair["outcome"] == "failed"
     assert "call-failure-text" in pair["message"]
     assert any("teardown-broke" in m for m in pair["extra_messages"])
@@ -101,7 +101,7 @@ def test_duplicates_folded_from_junit_alone(rerun_cell: Path, tmp_path: Path) ->
     """The event log lost: JUnit's duplicate <testcase>s still fold into one record each."""
     cell = Path(shutil.copytree(rerun_cell, tmp_path / "junit-only"))
     (cell / "events.jsonl").unlink()
-    matrix = merge_cell_dirs([cell])
+    matrix = merge_cell_dirs([cell]).to_json()
     results = results_of(matrix, "dups")
     assert {k: v["outcome"] for k, v in results.items()} == {
         FLAKY: "flaky",
@@ -146,12 +146,12 @@ def test_rerun_of_a_cell_keeps_latest_attempt(tmp_path: Path, monkeypatch: pytes
         monkeypatch.setenv("GITHUB_RUN_ATTEMPT", attempt)
         cells[attempt] = run_fault_cell(suites, tmp_path / f"attempt{attempt}", cell_id="cpu-runner").cell_dir
     # Given newest first, so argument order cannot be what picks the winner.
-    matrix = merge_cell_dirs([cells["2"], cells["1"]])
+    matrix = merge_cell_dirs([cells["2"], cells["1"]]).to_json()
     (column,) = matrix["columns"]
     assert column["run_attempt"] == 2
     assert results_of(matrix, "cpu-runner")["alpha/test_attempt.py::test_fixed_by_rerun"]["outcome"] == "passed"
     (note,) = matrix["notes"]
     assert note["source"] == str(cells["1"]) and "(attempt 2)" in note["note"]
     # And the losing attempt really was different.
-    older = merge_cell_dirs([cells["1"]])
+    older = merge_cell_dirs([cells["1"]]).to_json()
     assert results_of(older, "cpu-runner")["alpha/test_attempt.py::test_fixed_by_rerun"]["outcome"] == "failed"

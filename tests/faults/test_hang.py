@@ -108,7 +108,7 @@ def hung(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {
         "outcome": outcome,
         "seconds": time.monotonic() - started,
-        "results": results_of(merge_cell_dirs([outcome.cell_dir]), "hangs"),
+        "results": results_of(merge_cell_dirs([outcome.cell_dir]).to_json(), "hangs"),
     }
 
 
@@ -186,7 +186,7 @@ def test_cell_timeout_stops_run_and_keeps_partial_results(tmp_path: Path) -> Non
     manifest = read_manifest(cell_dir / "manifest.json")
     assert manifest["status"] == "timeout"
     assert manifest["error"] == "the cell ran past its 8 s limit and was stopped"
-    matrix = merge_cell_dirs([cell_dir])
+    matrix = merge_cell_dirs([cell_dir]).to_json()
     outcomes = {k: v["outcome"] for k, v in results_of(matrix, "slow").items()}
     assert outcomes == {
         "alpha/test_slow.py::test_first": "passed",

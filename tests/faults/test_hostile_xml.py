@@ -104,7 +104,7 @@ def test_entities_refused_in_bounded_time_and_memory(tmp_path: Path, secret_file
     assert column_of(matrix, "hostile")["errors"] == [REFUSED]
     assert results_of(matrix, "hostile") == {}  # nothing from a refused file is believed
     assert column_of(matrix, "hostile")["state"] == "no-data"
-    assert results_of(matrix, "good")["a/b.py::test_x"]["outcome"] == "passed"  # the rest still merges
+    assert results_of(matrix, "good")["x::a.b::test_x"]["outcome"] == "passed"  # the rest still merges
     assert SECRET not in run.stdout and SECRET not in run.stderr
 
 
@@ -143,4 +143,4 @@ def test_giant_single_token_stopped_in_bounded_time(tmp_path: Path, opening: str
     assert run.peak_rss_mb < 250, f"peak RSS {run.peak_rss_mb:.0f} MB"
     (error,) = column_of(matrix, "giant")["errors"]
     assert "runs past 16 MB" in error and "kept 1 testcases read before it" in error
-    assert results_of(matrix, "giant")["a/b.py::test_first"]["outcome"] == "passed"
+    assert results_of(matrix, "giant")["a.b::test_first"]["outcome"] == "passed"

@@ -123,6 +123,7 @@
     th.setAttribute("data-col", c.id);
     th.appendChild(el("div", "colname", c.name));
     th.appendChild(el("div", "colid", c.id));
+    if (c.torch) th.appendChild(el("div", "coltorch", "torch " + c.torch));
     if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
     if (c.stale) th.appendChild(el("span", "tag stale", "STALE")).title = "results are " + fmtAge(c.ageHours) + " old (limit " + D.stale_after_hours + " h)";
     if (c.state === "partial-run") th.appendChild(el("span", "tag partial-run", "PARTIAL RUN")).title = "cell status: " + c.status;
@@ -159,6 +160,7 @@
       }
       return part;
     }).join(" · ");
+    if (cell.measurements) text += (text ? " · " : "") + cell.measurements + " measured (figures, not passes)";
     if (cell.host_tests) text += " · judged without " + cell.host_tests + " host-side tests";
     return text;
   }
@@ -174,6 +176,7 @@
     th.appendChild(btn);
     th.appendChild(el("span", "fid colid", " " + f.id));
     if (f.since) th.appendChild(el("div", "since", "since " + f.since));
+    if (f.scope === "host") th.appendChild(el("span", "tag host", "backend-independent: not scored")).title = "this feature does not depend on the backend; it is shown but never counts in a column's score";
     th.appendChild(el("div", "fcount", testFilterActive() ? nMatch + " of " + nTotal + " tests match" : nTotal + " tests"));
     if (f.claim) th.title = f.claim;
     tr.appendChild(th);
@@ -212,6 +215,27 @@
     });
     return tr;
   }
+  function figuresRow(rows, vis) {
+    // The feature's measured figures per column, with units, shapes and the release note's claim.
+    var tr = el("tr", "figures"), td = el("td");
+    td.colSpan = vis.length + 1;
+    var table = el("table", "figures"), head = el("tr");
+    ["Figure", "Column", "Value", "Shape", "dtype", "Claim"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    table.appendChild(head);
+    rows.forEach(function (r) {
+      if (r[1] >= 0 && vis.indexOf(r[1]) < 0) return;
+      var row = el("tr");
+      row.title = r[6];
+      [r[0], r[1] >= 0 ? cols[r[1]].name + " (" + cols[r[1]].id + ")" : "", r[2], r[3], r[4], r[5]].forEach(function (v, i) {
+        row.appendChild(el("td", i === 2 ? "figure-value" : null, v));
+      });
+      table.appendChild(row);
+    });
+    var cap = el("caption", null, "Measured figures");
+    table.insertBefore(cap, table.firstChild);
+    td.appendChild(table); tr.appendChild(td);
+    return tr;
+  }
   function markSelected() {
     document.querySelectorAll("tr.test td button.selected").forEach(function (b) { b.classList.remove("selected"); });
     document.querySelectorAll("tr.test").forEach(function (tr) {
@@ -246,6 +270,7 @@
       var open = active ? S.open.indexOf("!" + f.id) < 0 : S.open.indexOf(f.id) >= 0;
       frag.appendChild(featureRow(fi, f, vis, open, hits.length, ids.length));
       if (!open) return;
+      if (D.figures[fi]) frag.appendChild(figuresRow(D.figures[fi], vis));
       var n = Math.min(hits.length, shown[f.id] || PAGE);
       for (var k = 0; k < n; k++) frag.appendChild(testRow(hits[k], vis));
       if (n < hits.length) {
@@ -284,10 +309,12 @@
     if (d.a) row("attempts", d.a);
     if (d.s !== undefined) row("strict", d.s ? "yes" : "no");
     if (d.g) row("signal", d.g);
+    if (d.h) row("scope", d.h === "host" ? "host-side check (does not decide the state)" : "measurement (a figure, not a pass)");
     if (d.p) Object.keys(d.p).forEach(function (k) { row(k, typeof d.p[k] === "object" ? JSON.stringify(d.p[k]) : d.p[k]); });
     nodes.push(dl);
     if (d.m) { nodes.push(el("h3", null, outcome === "skipped" || outcome === "xfailed" ? "Reason" : "Message")); nodes.push(el("pre", "message", d.m)); }
     if (d.t) { nodes.push(el("h3", null, "Trace (trimmed)")); nodes.push(el("pre", "trace", d.t)); }
+    if (d.o) { nodes.push(el("h3", null, "Captured output (trimmed)")); nodes.push(el("pre", "output", d.o)); }
     (d.x || []).forEach(function (m) { nodes.push(el("h3", null, "Also reported")); nodes.push(el("pre", null, m)); });
     body.replaceChildren.apply(body, nodes);
     aside.hidden = false;

@@ -1,0 +1,303 @@
+"""Benchmark: time and memory of `harness merge` and `harness report --format html`, measured
+side by side with the limits in one run (this machine is noisy; only ratios mean anything).
+
+    python benchmarks/bench_merge.py [--cells 5] [--tests 50000] [--repeat 3] [--data DIR] [--giant-mb 500]
+
+Input (benchmarks/cellgen.py): 5 cells x 50,000 tests with every file `harness run` writes
+(manifest, xunit1 JUnit with properties, events.jsonl interleaved from two xdist workers,
+collected.json): 90% pass, 5% skips with a reason class, 3% failures with ~2 KB tracebacks,
+xfails, setup errors, 1% of tests with ~340 KB of captured output (about 1 GB of JUnit).
+
+Each step runs in a fresh child process; its wall time is the best of --repeat, and its peak
+memory is the largest total RSS of the child and every process it started (sampled), so the
+merge's worker processes count. Steps:
+- lxml iterparse of the same JUnit files, counting testcases and their result element (the
+  limit a streaming merge can approach; skipped, with a note, when lxml is not installed);
+- expat (stdlib) parsing the same files with no handlers (the raw cost of the parser we use);
+- a naive merge: junitparser's JUnitXml.fromfile per file, tallying outcomes per classname;
+- `harness merge` of the 5 cells, and `harness report --format html` of its matrix.json;
+- memory against bytes: the merge again after doubling every captured output, and one cell
+  whose single <system-out> is --giant-mb MB against the same cell at a tenth of that.
+Targets (issue 9) are checked at the end; the exit code is 1 when one is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import cellgen  # noqa: E402
+
+LXML = """
+import sys
+from lxml import etree
+cases = results = 0
+for path in sys.argv[1:]:
+    for _, el in etree.iterparse(path, events=("end",), tag="testcase", huge_tree=True):
+        cases += 1
+        results += sum(1 for child in el if child.tag in ("failure", "error", "skipped"))
+        el.clear()
+        while el.getprevious() is not None:
+            del el.getparent()[0]
+print(cases, "cases", results, "results")
+"""
+
+EXPAT = """
+import sys
+from xml.parsers import expat
+for path in sys.argv[1:]:
+    parser = expat.ParserCreate()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            parser.Parse(chunk, False)
+    parser.Parse(b"", True)
+print("parsed")
+"""
+
+NAIVE = """
+import sys
+from collections import Counter
+import junitparser
+tally = Counter()
+for path in sys.argv[1:]:
+    for suite in junitparser.JUnitXml.fromfile(path):
+        for case in suite:
+            kind = case.result[0]._tag if case.result else "passed"
+            tally[(case.classname, kind)] += 1
+print(sum(tally.values()), "cases")
+"""
+
+
+@dataclass
+class Step:
+    name: str
+    seconds: float = float("inf")
+    peak_mb: float = 0.0
+    note: str = ""
+
+    def text(self) -> str:
+        if self.note and self.seconds == float("inf"):
+            return f"{self.name:<44} {'-':>8} {'-':>10}  {self.note}"
+        return f"{self.name:<44} {self.seconds:>7.2f}s {self.peak_mb:>7.0f} MB  {self.note}"
+
+
+def _tree_rss_kb(root: int) -> int:
+    """Total RSS of `root` and its descendants (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+        except OSError:
+            continue
+    return total
+
+
+def run_child(argv: list[str]) -> tuple[float, float, str]:
+    """(seconds, peak total RSS in MB, last line printed) of one child process tree."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kb(proc.pid))
+        time.sleep(0.05)
+    seconds = time.monotonic() - started
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        tail = (err or out).decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(tail[0][:200])
+    lines = out.decode(errors="replace").strip().splitlines() or err.decode(errors="replace").strip().splitlines()
+    return seconds, peak / 1024, lines[-1] if lines else ""
+
+
+def measure(step: Step, argv: list[str]) -> None:
+    try:
+        seconds, peak, last = run_child(argv)
+    except RuntimeError as err:
+        step.note = f"failed: {err}"
+        return
+    step.seconds = min(step.seconds, seconds)
+    step.peak_mb = max(step.peak_mb, peak)
+    step.note = step.note or last
+
+
+def has_lxml() -> bool:
+    return subprocess.run([sys.executable, "-c", "import lxml"], capture_output=True, check=False).returncode == 0
+
+
+def giant_cell(root: Path, name: str, megabytes: int) -> Path:
+    """A cell whose JUnit is one huge <system-out> (a chatty GPU log) plus one failing test."""
+    cell = root / name
+    cell.mkdir(parents=True, exist_ok=True)
+    (cell / "manifest.json").write_text(
+        f'{{"cell_id": "{name}", "backend": "cpu", "run_id": "bench-{name}", "status": "completed"}}',
+        encoding="utf-8",
+    )
+    line = "step {:>9}: loss=0.12345 grad_norm=3.21 &amp; lr &lt;1e-3&gt; lorem ipsum dolor sit amet\n"
+    block = "".join(line.format(i) for i in range(4096)).encode()
+    with (cell / "junit.xml").open("wb") as handle:
+        handle.write(b'<?xml version="1.0"?><testsuites><testsuite name="pytest">')
+        handle.write(b'<testcase classname="alpha.test_x" name="test_failing" time="0.1">')
+        handle.write(b'<failure message="AssertionError: boom">trace</failure><system-out>')
+        while handle.tell() < megabytes << 20:
+            handle.write(block)
+        handle.write(b"</system-out></testcase></testsuite></testsuites>")
+    return cell
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cells", type=int, default=5)
+    parser.add_argument("--tests", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--giant-mb", type=int, default=500)
+    parser.add_argument("--data", type=Path, help="keep the generated cells here and reuse them next time")
+    args = parser.parse_args()
+    root = args.data or Path(tempfile.mkdtemp(prefix="bench-merge-"))
+    try:
+        return _bench(root, args)
+    finally:
+        if args.data is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _bench(root: Path, args: argparse.Namespace) -> int:
+    py = sys.executable
+    cells_dir = root / f"cells-{args.cells}x{args.tests}"
+    if not (cells_dir / ".complete").exists():
+        print(f"writing {args.cells} cells x {args.tests} tests to {cells_dir} ...", flush=True)
+        shutil.rmtree(cells_dir, ignore_errors=True)
+        cellgen.write_cells(cells_dir, args.cells, args.tests)
+        (cells_dir / ".complete").touch()
+    cells = sorted(p for p in cells_dir.iterdir() if p.is_dir())
+    junits = [str(c / "junit.xml") for c in cells]
+    junit_mb = sum(Path(j).stat().st_size for j in junits) / (1 << 20)
+    all_mb = sum(f.stat().st_size for c in cells for f in c.iterdir()) / (1 << 20)
+    out = root / "out"
+    out.mkdir(exist_ok=True)
+    matrix, page = out / "matrix.json", out / "index.html"
+
+    lxml = Step("lxml iterparse (cases + result element)")
+    expat = Step("expat parse, no handlers (stdlib)")
+    naive = Step("naive junitparser merge (fromfile, tally)")
+    merge = Step("harness merge")
+    merge1 = Step("harness merge --jobs 1 (one process)")
+    report = Step("harness report --format html")
+    steps = [lxml, expat, naive, merge, merge1, report]
+    if not has_lxml():
+        lxml.note = "lxml is not installed: pip install lxml to measure the limit"
+    merge_argv = [py, "-m", "harness", "merge", *map(str, cells), "-o", str(matrix)]
+    for round_ in range(args.repeat):
+        print(f"round {round_ + 1}/{args.repeat} ...", flush=True)
+        if not lxml.note.startswith("lxml is not"):
+            measure(lxml, [py, "-c", LXML, *junits])
+        measure(expat, [py, "-c", EXPAT, *junits])
+        measure(merge, merge_argv)
+        measure(report, [py, "-m", "harness", "report", str(matrix), "--format", "html", "-o", str(page)])
+        measure(naive, [py, "-c", NAIVE, *junits])
+        measure(merge1, [*merge_argv, "--jobs", "1"])
+
+    # Memory against bytes: the same tests with every captured output twice as long.
+    chatty_dir = root / f"chatty-{args.cells}x{args.tests}"
+    if not (chatty_dir / ".complete").exists():
+        shutil.rmtree(chatty_dir, ignore_errors=True)
+        cellgen.CHATTY_BYTES *= 2
+        cellgen.write_cells(chatty_dir, args.cells, args.tests)
+        cellgen.CHATTY_BYTES //= 2
+        (chatty_dir / ".complete").touch()
+    chatty = sorted(p for p in chatty_dir.iterdir() if p.is_dir())
+    chatty_mb = sum((c / "junit.xml").stat().st_size for c in chatty) / (1 << 20)
+    merge_chatty = Step(f"harness merge, outputs x2 ({chatty_mb:.0f} MB JUnit)")
+    measure(merge_chatty, [py, "-m", "harness", "merge", *map(str, chatty), "-o", str(out / "chatty.json")])
+    steps.append(merge_chatty)
+
+    small = giant_cell(root / "giant", "small", max(1, args.giant_mb // 10))
+    big = giant_cell(root / "giant", "big", args.giant_mb)
+    giant_small = Step(f"harness merge, one {args.giant_mb // 10} MB <system-out>")
+    giant_big = Step(f"harness merge, one {args.giant_mb} MB <system-out>")
+    measure(giant_small, [py, "-m", "harness", "merge", str(small), "-o", str(out / "small.json")])
+    measure(giant_big, [py, "-m", "harness", "merge", str(big), "-o", str(out / "big.json")])
+    naive_big = Step(f"naive junitparser, one {args.giant_mb} MB <system-out>")
+    measure(naive_big, [py, "-c", NAIVE, str(big / "junit.xml")])
+    steps += [giant_small, giant_big, naive_big]
+    shutil.rmtree(root / "giant", ignore_errors=True)
+
+    print()
+    print(f"input: {len(cells)} cells x {args.tests} tests, {junit_mb:.0f} MB of JUnit, {all_mb:.0f} MB of cell files")
+    print(f"{'step':<44} {'time':>8} {'peak RSS':>10}  (best of {args.repeat}; RSS of the whole process tree)")
+    for step in steps:
+        print(step.text())
+    return _verdict(lxml, expat, naive, merge, merge1, report, merge_chatty, giant_small, giant_big)
+
+
+def _ratio(a: Step, b: Step) -> float | None:
+    """a / b of two measured values, None when either step failed."""
+    if not (0 < a.seconds < float("inf") and 0 < b.seconds < float("inf")):
+        return None
+    return a.seconds / b.seconds
+
+
+def _verdict(lxml: Step, expat: Step, naive: Step, merge: Step, merge1: Step, report: Step, *more: Step) -> int:
+    merge_chatty, giant_small, giant_big = more
+    checks: list[tuple[str, bool | None]] = []
+
+    def check(text: str, value: float | None, ok: bool) -> None:
+        checks.append((text.format(value) if value is not None else text.split(":")[0] + ": a step failed", ok))
+
+    print()
+    if lxml.seconds < float("inf"):
+        ratio = _ratio(lxml, merge)
+        check("merge throughput vs lxml iterparse: {:.2f}x (target >= 0.5x)", ratio, (ratio or 0) >= 0.5)
+        one = _ratio(lxml, merge1)
+        print(f"  (one process: {one:.2f}x of lxml)" if one else "  (one process: failed)")
+    else:
+        checks.append(("merge throughput vs lxml iterparse: not measured (no lxml)", None))
+    raw = _ratio(expat, merge)
+    if raw:
+        print(f"  (raw expat parse of the same files: {raw:.2f}x of the merge's time)")
+    ratio = _ratio(naive, merge)
+    check("merge throughput vs naive junitparser: {:.2f}x (target >= 3x)", ratio, (ratio or 0) >= 3)
+    ok = 0 < merge.peak_mb <= 300
+    check("merge peak RSS: {:.0f} MB (target <= 300 MB)", merge.peak_mb or None, ok)
+    grow = merge_chatty.peak_mb / merge.peak_mb if merge.peak_mb and merge_chatty.peak_mb else None
+    check("merge peak RSS with every output twice as long: x{:.2f} (target: flat, <= 1.15)", grow, (grow or 9) <= 1.15)
+    giant = giant_big.peak_mb / giant_small.peak_mb if giant_small.peak_mb and giant_big.peak_mb else None
+    check("peak RSS, one giant <system-out> x10 larger: x{:.2f} (target: flat, <= 1.15)", giant, (giant or 9) <= 1.15)
+    ratio = _ratio(report, merge)
+    check("report --format html time / merge time: {:.2f} (target <= 2)", ratio, (ratio or 9) <= 2)
+    missed = 0
+    for text, passed in checks:
+        mark = "n/a " if passed is None else "PASS" if passed else "MISS"
+        missed += passed is False
+        print(f"{mark} {text}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

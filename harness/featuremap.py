@@ -1,0 +1,97 @@
+"""The feature map: which matrix row a test of an imported JUnit file belongs to.
+
+A TOML file of ordered rules, first match wins; a test that matches none goes to the one
+`unassigned` row, never to a row invented from its id:
+
+    [features.linalg]                # optional: the row's title, release and claim
+    title = "Linear algebra"
+    since = "2.12"
+
+    [[rule]]
+    match = "test/test_linalg.py::*"   # fnmatch glob on the test id (case-sensitive)
+    feature = "linalg"
+
+    [[rule]]
+    match = ["*TestSparse*", "*sparse*"]
+    feature = "sparsity"
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from fnmatch import translate
+from pathlib import Path
+from typing import Any, Final
+
+from harness.errors import InputError
+
+UNASSIGNED: Final = "unassigned"
+_FEATURE_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_META_KEYS: Final = ("title", "since", "claim")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    patterns: tuple[str, ...]
+    feature: str
+    regex: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureMap:
+    rules: tuple[Rule, ...]
+    features: dict[str, dict[str, str]]  # feature id -> title/since/claim, in the file's order
+    source: str
+
+    def feature_of(self, test_id: str) -> str:
+        for rule in self.rules:
+            if rule.regex.match(test_id):
+                return rule.feature
+        return UNASSIGNED
+
+
+def _rule(index: int, entry: Any, path: Path) -> Rule:
+    where = f"{path}: rule {index + 1}"
+    if not isinstance(entry, dict) or set(entry) - {"match", "feature"}:
+        raise InputError(f"{where}: a rule is a table with `match` and `feature` only")
+    feature = entry.get("feature")
+    if not isinstance(feature, str) or not _FEATURE_ID_RE.match(feature):
+        raise InputError(f"{where}: feature {feature!r} is not an id (letters, digits, '.', '_', '-')")
+    match = entry.get("match")
+    patterns = (match,) if isinstance(match, str) else tuple(match) if isinstance(match, list) else ()
+    if not patterns or not all(isinstance(p, str) and p for p in patterns):
+        raise InputError(f"{where}: `match` must be a glob or a list of globs")
+    regex = re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
+    return Rule(patterns=patterns, feature=feature, regex=regex)
+
+
+def load_feature_map(path: Path) -> FeatureMap:
+    """Read and check a feature map; every problem is one line naming the file and the rule."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such feature map") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: cannot read: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(f"{path}: invalid TOML: {err}") from None
+    unknown = set(data) - {"rule", "features"}
+    if unknown:
+        raise InputError(f"{path}: unknown top-level keys {sorted(unknown)}; expected [[rule]] and [features.<id>]")
+    entries = data.get("rule", [])
+    if not isinstance(entries, list) or not entries:
+        raise InputError(f"{path}: no [[rule]] entries", hint='add [[rule]] match = "glob" feature = "id"')
+    rules = tuple(_rule(i, entry, path) for i, entry in enumerate(entries))
+    meta: dict[str, dict[str, str]] = {}
+    tables = data.get("features", {})
+    if not isinstance(tables, dict):
+        raise InputError(f"{path}: [features.<id>] must be tables")
+    for fid, info in tables.items():
+        if not _FEATURE_ID_RE.match(fid) or not isinstance(info, dict):
+            raise InputError(f"{path}: [features.{fid}] is not a feature table")
+        meta[fid] = {k: str(info[k]) for k in _META_KEYS if k in info}
+    for rule in rules:
+        meta.setdefault(rule.feature, {})
+    return FeatureMap(rules=rules, features=meta, source=str(path))

@@ -1,0 +1,73 @@
+"""JSON in and out, fast where a fast codec is installed.
+
+orjson is used when present because matrix.json holds one result per test and column
+(250,000 for 5 columns x 50,000 tests) and the stdlib encoder is several times slower,
+and its pure-Python path (any `indent`) much slower still. Without orjson everything
+works the same through the stdlib `json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO, Any
+
+try:  # optional speed-up; see the module docstring
+    import orjson
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    orjson = None  # type: ignore[assignment]
+
+
+def _default(value: Any) -> Any:
+    return str(value)
+
+
+def dumps(data: Any) -> bytes:
+    """Compact JSON as UTF-8 bytes (non-ASCII kept as is)."""
+    if orjson is not None:
+        return orjson.dumps(data, default=_default)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_default).encode("utf-8")
+
+
+def dumps_pretty(data: Any) -> bytes:
+    if orjson is not None:
+        return orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2)
+    return json.dumps(data, ensure_ascii=False, indent=2, default=_default).encode("utf-8")
+
+
+def loads(data: bytes | str) -> Any:
+    if orjson is not None:
+        return orjson.loads(data)
+    return json.loads(data)
+
+
+def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write through a temp file and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp makes 0600; these files are shared (artifacts, other users)
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_lines_object(handle: IO[bytes], head: dict[str, Any], key: str, items: Iterable[Any]) -> None:
+    """`{...head, "<key>": [item, item, ...]}` with one item per line: streamed, never built whole."""
+    body = dumps_pretty(head)
+    handle.write(body[:-1].rstrip() + b",\n" if head else b"{\n")
+    handle.write(b'  "' + key.encode() + b'": [')
+    first = True
+    for item in items:
+        handle.write(b"\n    " if first else b",\n    ")
+        handle.write(dumps(item))
+        first = False
+    handle.write(b"\n  ]\n}\n" if not first else b"]\n}\n")
