@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -63,15 +62,24 @@ class TestRecord:
 
 @dataclass
 class CellResult:
+    """One cell's tests, stored by column (ids, features, results): compact to hold and cheap
+    to hand from a worker process to the merge (equal results are shared objects)."""
+
     path: Path
     manifest: dict[str, Any]
-    records: list[TestRecord]
+    nodeids: list[str]
+    test_features: list[str]
+    results: list[TestResult]
     errors: list[str]
     features: dict[str, dict[str, str]] = field(default_factory=dict)  # row metadata (manifest or feature map)
 
     @property
     def cell_id(self) -> str:
         return self.manifest["cell_id"]
+
+    @property
+    def records(self) -> list[TestRecord]:
+        return [TestRecord(n, f, r) for n, f, r in zip(self.nodeids, self.test_features, self.results, strict=True)]
 
 
 @dataclass(slots=True)
@@ -95,10 +103,17 @@ class _Test:
 
 
 class _Gather:
-    """Everything read from a cell's files, keyed by test id, in first-seen order."""
+    """Everything read from a cell's files, keyed by test id.
+
+    `plan` is the collected list (feature, scope); `plain` holds the tests whose every report
+    passed, with their time, and nothing else (most tests: no object each); `tests` holds what
+    is known of every other test."""
 
     def __init__(self) -> None:
+        self.plan: dict[str, tuple[str | None, Scope | None]] = {}
+        self.plain: dict[str, float] = {}
         self.tests: dict[str, _Test] = {}
+        self.unplanned: dict[str, None] = {}  # ids met in results but not in the plan, in order
         self.timed_out: dict[str, Any] = {}
         self.session_finished = False
         self.events_seen = False
@@ -108,7 +123,14 @@ class _Gather:
         test = self.tests.get(nodeid)
         if test is None:
             test = self.tests[nodeid] = _Test()
+            if nodeid not in self.plan:
+                self.unplanned[nodeid] = None
+            if nodeid in self.plain:  # it had looked plain; now there is more to know
+                test.reported, test.passed, test.passed_time = True, 2, self.plain.pop(nodeid)
         return test
+
+    def order(self) -> list[str]:
+        return [*self.plan, *(n for n in self.unplanned if n not in self.plan)]
 
 
 def _add_properties(test: _Test, pairs: Any) -> None:
@@ -147,12 +169,48 @@ def read_collected(path: Path, gather: _Gather, errors: list[str]) -> None:
         test.reported = True
         last = message.strip().splitlines()[-1] if message.strip() else "collection failed"
         test.attempts = [Attempt(Phase.SETUP, Status.FAILED, message=f"collection failed: {last}", text=message)]
+    plan, interned, scopes = gather.plan, {}, _SCOPES
     for entry in tests:
-        if isinstance(entry, dict) and isinstance(entry.get("nodeid"), str):
-            test = gather.test(entry["nodeid"])
-            feature = entry.get("feature")
-            test.feature = sys.intern(feature) if isinstance(feature, str) and feature else None
-            test.scope = _SCOPES.get(entry.get("scope") or "")
+        try:
+            nodeid, feature = entry["nodeid"], entry.get("feature") or None
+            # One string per feature (orjson makes one per entry): 50,000 tests, a handful of features.
+            plan[nodeid] = (interned.setdefault(feature, feature), scopes.get(entry.get("scope")))
+        except (KeyError, TypeError, AttributeError):
+            continue  # not an entry of the plugin's: left out of the plan
+
+
+class _BoundedLines:
+    """The lines of a binary file, read in large blocks; a line longer than `cap` is skipped
+    (counted in `too_long`) without ever being held whole."""
+
+    BLOCK = 1 << 20
+
+    def __init__(self, handle: Any, cap: int, drop: bytes | None = None) -> None:
+        self.handle = handle
+        self.cap = cap
+        self.drop = drop  # lines starting with this are left out
+        self.too_long = 0
+
+    def __iter__(self) -> Any:
+        rest = b""
+        skipping = False  # inside an overlong line: drop bytes up to its end
+        while block := self.handle.read(self.BLOCK):
+            if skipping:
+                end = block.find(b"\n")
+                if end < 0:
+                    continue
+                block, skipping = block[end + 1 :], False
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            if self.drop is not None:
+                drop = self.drop
+                lines = [line for line in lines if not line.startswith(drop)]
+            yield from lines
+            if len(rest) > self.cap:
+                self.too_long += 1
+                rest, skipping = b"", True
+        if rest and not skipping:
+            yield rest
 
 
 def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: bool = True) -> None:
@@ -164,62 +222,41 @@ def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: boo
     if not path.exists():
         return
     gather.events_seen = True
-    bad = too_long = 0
+    bad = 0
     loads = jsonio.loads
-    tests = gather.tests
+    tests, plain, plan, unplanned = gather.tests, gather.plain, gather.plan, gather.unplanned
     with path.open("rb") as handle:
-        while line := handle.readline(EVENT_LINE_CAP):
-            if not progress and line.startswith(_START_LINE):
-                continue
-            if len(line) >= EVENT_LINE_CAP and not line.endswith(b"\n"):
-                too_long += 1  # the plugin never writes such a line: skip it without holding it
-                while (rest := handle.readline(EVENT_LINE_CAP)) and not rest.endswith(b"\n"):
-                    pass
-                continue
+        lines = _BoundedLines(handle, EVENT_LINE_CAP, drop=None if progress else _START_LINE)
+        for line in lines:
             try:
                 event = loads(line)
-            except ValueError:
-                if line.strip():
-                    bad += 1
+                kind = event.get("event")
+                nodeid = event.get("nodeid")
+            except (ValueError, AttributeError):  # not JSON, or not an object
+                bad += bool(line.strip())
                 continue
-            if not isinstance(event, dict):
-                bad += 1
-                continue
-            kind = event.get("event")
-            nodeid = event.get("nodeid")
-            if kind == "report" and isinstance(nodeid, str):
-                test = tests.get(nodeid) or gather.test(nodeid)
-                test.reported = True
-                phase_bit = _PHASE_BITS.get(event.get("when"))
-                if event.get("outcome") == "passed" and event.get("wasxfail") is None and phase_bit:
-                    test.passed |= phase_bit
-                    duration = event.get("duration")
-                    if isinstance(duration, int | float):
-                        test.passed_time += duration
-                else:
-                    attempt = normalise.from_report(event)
-                    if test.attempts is None:
-                        test.attempts = [attempt]
-                    else:
-                        test.attempts.append(attempt)
-                if event.get("user_properties"):
-                    test.user_properties = event["user_properties"]  # later phases hold all earlier ones
-                if event.get("output") and test.output is None:
-                    test.output = trim(event["output"], OUTPUT_CAP)
-            elif kind == "start" and isinstance(nodeid, str):
-                (tests.get(nodeid) or gather.test(nodeid)).started = True
-            elif kind == "finish" and isinstance(nodeid, str):
-                test = tests.get(nodeid) or gather.test(nodeid)
-                test.finished = True
+            if kind == "finish" and isinstance(nodeid, str):
                 passed = event.get("passed")
-                if passed:  # the phases that passed, folded into this line by the plugin
-                    test.reported = True
-                    for when, duration in passed.items():
-                        test.passed |= _PHASE_BITS.get(when, 0)
-                        if isinstance(duration, int | float):
-                            test.passed_time += duration
-                if event.get("user_properties"):
-                    test.user_properties = event["user_properties"]
+                if (
+                    passed
+                    and "call" in passed
+                    and nodeid not in tests
+                    and nodeid not in plain
+                    and not event.get("user_properties")
+                ):
+                    # The hot path (most tests): every phase passed and nothing else was reported.
+                    if nodeid not in plan:
+                        unplanned[nodeid] = None
+                    try:
+                        plain[nodeid] = sum(passed.values())
+                    except TypeError:
+                        plain[nodeid] = sum(v for v in passed.values() if isinstance(v, int | float))
+                    continue
+                _finish(gather.test(nodeid), passed, event)
+            elif kind == "report" and isinstance(nodeid, str):
+                _report(gather.test(nodeid), event)
+            elif kind == "start" and isinstance(nodeid, str):
+                gather.test(nodeid).started = True
             elif kind == "timeout" and isinstance(nodeid, str):
                 gather.timed_out[nodeid] = event.get("seconds")
                 gather.test(nodeid)
@@ -227,11 +264,46 @@ def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: boo
                 gather.session_finished = True
             elif kind is None:
                 bad += 1
+    too_long = lines.too_long
     gather.events_clean = not (bad or too_long)
     if bad:
         errors.append(f"events.jsonl: {bad} unreadable line(s) skipped (a writer died mid-line?)")
     if too_long:
         errors.append(f"events.jsonl: {too_long} line(s) over {EVENT_LINE_CAP >> 20} MB skipped")
+
+
+def _report(test: _Test, event: dict[str, Any]) -> None:
+    """A phase report (every report that did not simply pass; older logs: every report)."""
+    test.reported = True
+    phase_bit = _PHASE_BITS.get(event.get("when"))
+    if event.get("outcome") == "passed" and event.get("wasxfail") is None and phase_bit:
+        test.passed |= phase_bit
+        duration = event.get("duration")
+        if isinstance(duration, int | float):
+            test.passed_time += duration
+    else:
+        attempt = normalise.from_report(event)
+        if test.attempts is None:
+            test.attempts = [attempt]
+        else:
+            test.attempts.append(attempt)
+    if event.get("user_properties"):
+        test.user_properties = event["user_properties"]  # later phases hold all earlier ones
+    if event.get("output") and test.output is None:
+        test.output = trim(event["output"], OUTPUT_CAP)
+
+
+def _finish(test: _Test, passed: Any, event: dict[str, Any]) -> None:
+    """A test's finish line, with the phases that passed folded into it by the plugin."""
+    test.finished = True
+    if isinstance(passed, dict) and passed:
+        test.reported = True
+        for when, duration in passed.items():
+            test.passed |= _PHASE_BITS.get(when, 0)
+            if isinstance(duration, int | float):
+                test.passed_time += duration
+    if event.get("user_properties"):
+        test.user_properties = event["user_properties"]
 
 
 def junit_files(cell: Path) -> list[Path]:
@@ -253,6 +325,8 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str]) -> i
         for case in iter_junit(path, read):
             count += 1
             nodeid, grouped = rules.test_id(case, read)
+            if nodeid in gather.plain:
+                continue  # the event log decided it: it passed
             test = tests.get(nodeid)
             if test is None:
                 test = gather.test(nodeid)
@@ -374,8 +448,8 @@ def _shared(cache: dict[tuple, TestResult], outcome: Outcome, duration: float | 
 
 
 def _round_duration(seconds: float | None) -> float | None:
-    """Four significant digits: what a reader needs, and equal results can then be shared."""
-    return None if seconds is None else float(f"{seconds:.4g}")
+    """To 0.1 ms: what a reader needs, and equal results can then be shared."""
+    return None if seconds is None else round(seconds, 4)
 
 
 def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[tuple, TestResult]) -> TestResult:
@@ -436,9 +510,8 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
     )
 
 
-def iter_records(path: Path, manifest: dict[str, Any], errors: list[str], features: _Features) -> Iterator[TestRecord]:
-    """The cell's tests, decided, in plan order (then any test only the results know).
-    Problems go to `errors`, complete once the iterator is exhausted."""
+def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features: _Features) -> CellResult:
+    """The cell's tests, decided, in plan order (then any test only the results know)."""
     cell = CellDir(path)
     gather = _Gather()
     status = manifest.get("status")
@@ -455,30 +528,54 @@ def iter_records(path: Path, manifest: dict[str, Any], errors: list[str], featur
     # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
     # and its intact ending is all that is checked. A damaged file is read, to say what is wrong.
     signals, last_started = read_fault_logs(path)
-    if status != CellStatus.COMPLETED.value:
+    if not completed:
         # Only a run that did not end normally has tests in flight; after a completed run a
         # process's last test finished (its events may just be lost).
         for nodeid in last_started:
             gather.test(nodeid).started = True
     exit_signal = (manifest.get("exit") or {}).get("signal")
     cell_timed_out = status == CellStatus.TIMEOUT.value
-    never_ran = 0
     cache: dict[tuple, TestResult] = {}
-    for nodeid, test in gather.tests.items():
+    nodeids = gather.order()
+    test_features: list[str] = []
+    results: list[TestResult] = []
+    plan, plain, tests, no_plan = gather.plan, gather.plain, gather.tests, (None, None)
+    passed, backend = Outcome.PASSED, Scope.BACKEND
+    for nodeid in nodeids:
+        planned_feature, planned_scope = plan.get(nodeid, no_plan)
+        test = tests.get(nodeid)
+        if test is None and nodeid in plain:
+            key = (passed, round(plain[nodeid], 4), planned_scope or backend)
+            result = cache.get(key) or _shared(cache, *key)
+            test_features.append(planned_feature or features.of(nodeid, None))
+            results.append(result)
+            continue
+        test = test or _Test()
+        test.feature = test.feature or planned_feature
+        test.scope = test.scope or planned_scope
         extra: list[Attempt] = []
         if nodeid in gather.timed_out:
             extra.append(normalise.hard_timeout(gather.timed_out[nodeid]))
         elif test.started and not test.finished:
             extra.append(normalise.in_flight(cell_timed_out=cell_timed_out, signal=signals.get(nodeid) or exit_signal))
         result = _result(test, extra, signals.get(nodeid), cache)
-        if result.outcome is Outcome.NOT_RUN:
-            never_ran += 1
-        yield TestRecord(nodeid=nodeid, feature=features.of(nodeid, test.feature), result=result)
-    if gather.events_seen and not gather.session_finished and status == CellStatus.COMPLETED.value:
+        test_features.append(features.of(nodeid, test.feature))
+        results.append(result)
+    if gather.events_seen and not gather.session_finished and completed:
         errors.append("events.jsonl: the session never finished; results may be incomplete")
-    if gather.events_seen and never_ran and status == CellStatus.COMPLETED.value:
+    never_ran = sum(1 for r in results if r.outcome is Outcome.NOT_RUN)
+    if gather.events_seen and never_ran and completed:
         # e.g. pytest-xdist stops replacing crashed workers after 4 per worker; see output.log.
         errors.append(f"{never_ran} planned test(s) never ran although pytest finished (see output.log)")
+    return CellResult(
+        path=path,
+        manifest=manifest,
+        nodeids=nodeids,
+        test_features=test_features,
+        results=results,
+        errors=errors,
+        features=features.meta,
+    )
 
 
 def ingest_cell(path: Path) -> CellResult:
@@ -487,6 +584,4 @@ def ingest_cell(path: Path) -> CellResult:
         raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run` or `harness import`")
     manifest = read_manifest(CellDir(path).manifest)
     errors: list[str] = []
-    features = _Features(manifest, path, errors)
-    records = list(iter_records(path, manifest, errors, features))
-    return CellResult(path=path, manifest=manifest, records=records, errors=errors, features=features.meta)
+    return read_cell(path, manifest, errors, _Features(manifest, path, errors))

@@ -60,6 +60,10 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
         raise
 
 
+class Raw(bytes):
+    """Already-encoded JSON, written as is by write_json_lines_object."""
+
+
 def write_json_lines_object(handle: IO[bytes], head: dict[str, Any], key: str, items: Iterable[Any]) -> None:
     """`{...head, "<key>": [item, item, ...]}` with one item per line: streamed, never built whole."""
     body = dumps_pretty(head)
@@ -68,6 +72,6 @@ def write_json_lines_object(handle: IO[bytes], head: dict[str, Any], key: str, i
     first = True
     for item in items:
         handle.write(b"\n    " if first else b",\n    ")
-        handle.write(dumps(item))
+        handle.write(item if isinstance(item, Raw) else dumps(item))
         first = False
     handle.write(b"\n  ]\n}\n" if not first else b"]\n}\n")

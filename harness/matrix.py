@@ -199,15 +199,18 @@ class _Builder:
                 self.meta_stamp[fid] = stamp
         rows = self.rows
         grouped: dict[str, list[TestResult]] = {}
-        for record in cell.records:
-            fid = record.feature or UNASSIGNED
-            self.seen_features.setdefault(fid, None)
-            row = rows.get(record.nodeid)
+        for nodeid, feature, result in zip(cell.nodeids, cell.test_features, cell.results, strict=True):
+            fid = feature or UNASSIGNED
+            row = rows.get(nodeid)
             if row is None:
-                rows[record.nodeid] = (fid, {column_id: record.result})
+                rows[nodeid] = (fid, {column_id: result})
             else:
-                row[1][column_id] = record.result
-            grouped.setdefault(fid, []).append(record.result)
+                row[1][column_id] = result
+            found = grouped.get(fid)
+            if found is None:
+                found = grouped[fid] = []
+                self.seen_features.setdefault(fid, None)
+            found.append(result)
         self.per_feature[column_id] = grouped
         self.cells.append((cell.manifest, str(cell.path), list(cell.errors)))
 

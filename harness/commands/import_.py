@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"harness: warning: {problem}", file=sys.stderr)
     cell = ingest_cell(done.cell_dir)
     rows: dict[str, int] = {}
-    for record in cell.records:
-        rows[record.feature] = rows.get(record.feature, 0) + 1
+    for feature in cell.test_features:
+        rows[feature] = rows.get(feature, 0) + 1
     for feature, count in rows.items():
         note = " (matched no rule of the feature map)" if feature == UNASSIGNED and args.feature_map else ""
         print(f"  {feature:<24} {count} test(s){note}", file=sys.stderr)
