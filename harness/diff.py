@@ -250,6 +250,32 @@ def diff_matrices(old: Matrix, new: Matrix, pairs: Sequence[tuple[str, str]] | N
     )
 
 
+def release_pairs(matrix: Matrix, backend: str | None = None) -> list[tuple[str, str]]:
+    """Release over release: each column paired with the next torch build of the same backend
+    and variant (columns are ordered by build in the matrix), optionally for one backend."""
+    last: dict[tuple[str, str], Column] = {}
+    pairs: list[tuple[str, str]] = []
+    for column in matrix.columns:
+        if (backend is not None and column.backend != backend) or not column.has_data:
+            continue
+        previous = last.get(column.build_key)
+        if previous is not None and previous.torch != column.torch:
+            pairs.append((previous.id, column.id))
+        last[column.build_key] = column
+    return pairs
+
+
+def build_pairs(old: Matrix, new: Matrix) -> list[tuple[str, str]]:
+    """Columns of two matrices paired by backend and variant (each build key once in each)."""
+    olds: dict[tuple[str, str], list[Column]] = {}
+    for column in old.columns:
+        olds.setdefault(column.build_key, []).append(column)
+    news: dict[tuple[str, str], list[Column]] = {}
+    for column in new.columns:
+        news.setdefault(column.build_key, []).append(column)
+    return [(olds[key][-1].id, cols[-1].id) for key, cols in news.items() if key in olds]
+
+
 def regressions(report: DiffReport, columns: Iterable[str] | None = None) -> list[tuple[str, Change]]:
     """(column id, change) for every newly failing or added-and-failing test."""
     wanted = set(columns) if columns is not None else None

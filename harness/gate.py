@@ -27,11 +27,18 @@ class GateResult:
 
 
 def select_columns(matrix: Matrix, backends: Sequence[str] | None) -> tuple[list[Column], list[str]]:
-    """Columns whose backend or id is named (all when none are); names that match no column."""
+    """Columns whose backend or id is named (all when none are); names that match no column.
+
+    A backend's name selects its real columns only: a build run without its device (a CPU-only
+    column of a CUDA build) never stands in for the backend; name such a column by its id."""
+
+    def picked(column: Column, name: str) -> bool:
+        return column.id == name or (column.backend == name and column.speaks_for_backend)
+
     if not backends:
         return list(matrix.columns), []
-    chosen = [c for c in matrix.columns if c.backend in backends or c.id in backends]
-    unmatched = [b for b in backends if not any(c.backend == b or c.id == b for c in matrix.columns)]
+    chosen = [c for c in matrix.columns if any(picked(c, b) for b in backends)]
+    unmatched = [b for b in backends if not any(picked(c, b) for c in matrix.columns)]
     return chosen, unmatched
 
 

@@ -11,6 +11,7 @@ A column without results is NO DATA and has no score.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -42,6 +43,7 @@ from harness.model import (
 )
 from harness.outcomes import GOOD, Outcome, Rollup, Scope, SkipClass, rollup_counts
 from harness.registry import load_registry
+from harness.reproduce import column_command
 
 MISSING_CELL_ERROR: Final = (
     "no results were uploaded for this planned cell: its job failed before writing a cell, "
@@ -238,10 +240,19 @@ class _Builder:
             features.append(Feature(id=fid, title=title, since=info.get("since"), claim=info.get("claim"), scope=scope))
         return features
 
-    def column_order(self, manifest: dict[str, Any]) -> tuple[int, str]:
+    def column_order(self, manifest: dict[str, Any]) -> tuple[Any, ...]:
+        """Backends in registry order; within one, its real columns before its variants, and
+        torch builds from the oldest release to the newest."""
         ids = list(self.registry)
         backend = manifest.get("backend")
-        return (ids.index(backend) if backend in ids else len(ids), manifest["cell_id"])
+        torch = ((manifest.get("environment") or {}).get("torch") or {}).get("version")
+        return (
+            ids.index(backend) if backend in ids else len(ids),
+            backend or "",
+            manifest.get("variant") or "",
+            version_key(torch),
+            manifest["cell_id"],
+        )
 
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
         features = self.features()
@@ -295,6 +306,9 @@ class _Builder:
                     ),
                     source=source,
                     mode=manifest.get("mode"),
+                    variant=manifest.get("variant"),
+                    variant_reason=manifest.get("variant_reason"),
+                    reproduce=column_command(manifest) if source != "(planned)" else None,
                 )
             )
         position = {fid: i for i, fid in enumerate(feature_ids)}
@@ -315,6 +329,15 @@ class _Builder:
             input_errors=tuple(problems),
             notes=tuple(notes),
         )
+
+
+def version_key(version: str | None) -> tuple[tuple[int, ...], str]:
+    """'2.13.0+cu130' -> ((2, 13, 0), 'cu130'); unknown versions sort first."""
+    if not version:
+        return ((), "")
+    base, _, local = version.partition("+")
+    numbers = tuple(int(n) for n in re.findall(r"\d+", base)[:4])
+    return (numbers, local)
 
 
 def roll_up(results: Sequence[TestResult], *, no_data: bool = False) -> FeatureCell:

@@ -159,10 +159,38 @@ class Column:
     score: Score | None = None
     source: str = ""
     mode: str | None = None  # how the results were made: native, container, import
+    # A build run without its device (a CUDA build on a host with no GPU): kept apart from the
+    # backend's real columns and never its verdict. None for a column on its own device.
+    variant: str | None = None
+    variant_reason: str | None = None
+    reproduce: str | None = None  # the command that reruns this column
 
     @property
     def has_data(self) -> bool:
         return self.state is not ColumnState.NO_DATA
+
+    @property
+    def torch(self) -> str | None:
+        return self.environment.torch
+
+    @property
+    def build_key(self) -> tuple[str, str]:
+        """What a release-over-release view pairs on: the backend and its variant."""
+        return (self.backend, self.variant or "")
+
+    @property
+    def speaks_for_backend(self) -> bool:
+        """A real column of its backend (not a build run without its device)."""
+        return self.variant is None
+
+    @property
+    def heading(self) -> str:
+        """'CUDA 13.0', or 'CUDA 13.0 build, CPU only' for a variant."""
+        return (
+            f"{self.display_name} build, {self.variant.replace('-', ' ').replace('cpu', 'CPU')}"
+            if self.variant
+            else self.display_name
+        )
 
     @property
     def failures(self) -> int:
@@ -184,6 +212,9 @@ class Column:
             "counts": _counts_json(self.counts),
             "score": self.score.to_json() if self.score else None,
             "source": self.source,
+            **_drop_empty(
+                {"variant": self.variant, "variant_reason": self.variant_reason, "reproduce": self.reproduce}
+            ),
         }
 
     @classmethod
@@ -206,6 +237,9 @@ class Column:
             score=Score.from_json(data["score"]) if data.get("score") else None,
             source=data.get("source", ""),
             mode=env.get("mode"),
+            variant=data.get("variant"),
+            variant_reason=data.get("variant_reason"),
+            reproduce=data.get("reproduce"),
         )
 
 

@@ -66,8 +66,8 @@ def badge_svg(label: str, message: str, colour: str) -> str:
 
 
 def column_badge(column: Column) -> str:
-    label = column.display_name or column.id
-    if column.environment.torch:
+    label = column.heading or column.id
+    if column.environment.torch and column.has_data:
         label += f" · torch {column.environment.torch}"
     score = column.score
     if not column.has_data or score is None:
@@ -77,9 +77,11 @@ def column_badge(column: Column) -> str:
 
 
 def matrix_badge(matrix: Matrix, label: str = "torch compat") -> str:
-    """Supported feature cells over judged ones, across every column with data."""
-    scored = [c.score for c in matrix.columns if c.has_data and c.score is not None]
-    missing = len(matrix.columns) - len(scored)
+    """Supported feature cells over judged ones, across every real column with data (a build
+    run without its device is not its backend's verdict)."""
+    real = [c for c in matrix.columns if c.speaks_for_backend]
+    scored = [c.score for c in real if c.has_data and c.score is not None]
+    missing = len(real) - len(scored)
     if not scored:
         return badge_svg(label, "no data", GREY)
     supported = sum(s.supported for s in scored)

@@ -13,12 +13,14 @@ import base64
 import hashlib
 import json
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from harness.diff import diff_columns, release_pairs
 from harness.model import Column, Matrix, TestResult
 from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup, Scope
 from harness.render.figures import feature_figures, figure_row
@@ -128,8 +130,11 @@ def _column(column: Column) -> dict[str, Any]:
     return {
         "id": column.id,
         "backend": column.backend,
-        "name": column.display_name or column.id,
-        "torch": env.torch,
+        "name": column.heading or column.id,
+        "torch": env.torch if column.has_data else None,
+        "variant": column.variant,
+        "variant_reason": column.variant_reason,
+        "reproduce": column.reproduce,
         "state": column.state.value,
         "status": column.cell_status.value if column.cell_status else None,
         "error": column.error,
@@ -194,6 +199,7 @@ def page_data(
         for feature, rows in feature_figures(matrix)
     }
     return {
+        "releases": _releases(matrix, col_index, feat_index),
         "generated_at": matrix.generated_at,
         "harness_version": matrix.harness_version,
         "stale_after_hours": stale_after_hours,
@@ -218,6 +224,38 @@ def page_data(
         "tests": tests,
         "trend": _trend(history or []),
     }
+
+
+def _releases(matrix: Matrix, col_index: dict[str, int], feat_index: dict[str, int]) -> list[dict[str, Any]]:
+    """Per backend (and variant) with two or more torch builds: its columns oldest first, and per
+    step from one build to the next, each feature's newly failing and newly passing tests."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for column in matrix.columns:
+        if column.has_data:
+            groups.setdefault(column.build_key, []).append(col_index[column.id])
+    pairs = {(a, b) for a, b in release_pairs(matrix)}
+    out = []
+    for (backend, variant), columns in groups.items():
+        if len(columns) < 2:
+            continue
+        steps = []
+        for a, b in pairwise(columns):
+            old, new = matrix.columns[a], matrix.columns[b]
+            if (old.id, new.id) not in pairs:
+                continue
+            change = diff_columns(matrix, old, matrix, new)
+            steps.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "features": {
+                        feat_index[f.feature]: [f.newly_failing, f.newly_passing] for f in change.features if f.changed
+                    },
+                }
+            )
+        name = matrix.columns[columns[0]].heading
+        out.append({"backend": backend, "variant": variant, "name": name, "cols": columns, "steps": steps})
+    return out
 
 
 def json_for_script(data: Any) -> str:

@@ -38,7 +38,7 @@ def counts_text(cell: FeatureCell) -> str:
 
 
 def column_head(column: Column) -> str:
-    head = f"{text(column.display_name)}<br>{code(column.id)}"
+    head = f"{text(column.heading)}<br>{code(column.id)}"
     if column.environment.torch and column.has_data:  # a NO DATA column's runner torch is not its build
         head += f"<br>torch {text(column.environment.torch)}"
     return head
@@ -68,7 +68,11 @@ def environment_line(column: Column) -> str:
     line = " · ".join(text(p) for p in parts)
     if env.run_url:
         line += " · " + link("run", env.run_url)
-    head = f"- **{text(column.display_name)}** {code(column.id)}"
+    if column.reproduce:
+        line += f" · rerun: {code(column.reproduce)}"
+    head = f"- **{text(column.heading)}** {code(column.id)}"
+    if column.variant_reason:
+        head += f" ({text(column.variant_reason)})"
     if column.state is ColumnState.NO_DATA:
         return f"{head}: **NO DATA**: {text(column.error or 'no test results')} · {line}"
     if column.state is ColumnState.PARTIAL_RUN:
@@ -207,6 +211,8 @@ def _body(
         lines += _figures(matrix)
     if environments:
         lines += ["", "### Environments", "", *(environment_line(c) for c in matrix.columns)]
+        if any(c.reproduce for c in matrix.columns):
+            lines += ["", "_To rerun one test, add `--test <test id>` to its column's rerun command._"]
     if max_items != 0:
         lines += _problem_lists(matrix, max_items, msg_limit)
     elif any(c.failures for c in matrix.columns):

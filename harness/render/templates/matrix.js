@@ -27,6 +27,7 @@
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
   }
+  function shellQuote(s) { return /^[\w@%+=:,.\/-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\"'\"'") + "'"; }
   function safeUrl(url) { return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null; }
   function stateWord(state) { return state === "no-data" ? "NO DATA" : state; }
   function stateLabel(state) { return (D.states[state] ? D.states[state].symbol + " " : "") + stateWord(state); }
@@ -39,12 +40,13 @@
     S = {
       outcome: p.get("outcome") || "", backend: p.get("backend") || "", feature: p.get("feature") || "",
       q: p.get("q") || "", differs: p.get("differs") === "1", only: p.get("only") || "",
-      open: (p.get("open") || "").split(",").filter(Boolean), test: p.get("test") || "", col: p.get("col") || ""
+      open: (p.get("open") || "").split(",").filter(Boolean), test: p.get("test") || "", col: p.get("col") || "",
+      release: p.get("release") || ""
     };
   }
   function writeState() {
     var p = new URLSearchParams();
-    ["outcome", "backend", "feature", "q", "only", "test", "col"].forEach(function (k) { if (S[k]) p.set(k, S[k]); });
+    ["outcome", "backend", "feature", "q", "only", "test", "col", "release"].forEach(function (k) { if (S[k]) p.set(k, S[k]); });
     if (S.differs) p.set("differs", "1");
     if (S.open.length) p.set("open", S.open.join(","));
     var hash = p.toString();
@@ -124,6 +126,7 @@
     th.appendChild(el("div", "colname", c.name));
     th.appendChild(el("div", "colid", c.id));
     if (c.torch) th.appendChild(el("div", "coltorch", "torch " + c.torch));
+    if (c.variant) th.appendChild(el("span", "tag variant", c.variant.toUpperCase())).title = (c.variant_reason || c.variant) + "; kept apart from the backend's own columns and never its verdict";
     if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
     if (c.stale) th.appendChild(el("span", "tag stale", "STALE")).title = "results are " + fmtAge(c.ageHours) + " old (limit " + D.stale_after_hours + " h)";
     if (c.state === "partial-run") th.appendChild(el("span", "tag partial-run", "PARTIAL RUN")).title = "cell status: " + c.status;
@@ -139,6 +142,8 @@
     c.env.forEach(function (kv) { dl.appendChild(el("dt", null, kv[0])); dl.appendChild(el("dd", null, kv[1])); tip.push(kv[0] + ": " + kv[1]); });
     dl.appendChild(el("dt", null, "cell status")); dl.appendChild(el("dd", null, c.status || "unknown"));
     if (c.error) { dl.appendChild(el("dt", null, "error")); dl.appendChild(el("dd", null, c.error)); }
+    if (c.variant_reason) { dl.appendChild(el("dt", null, "kept apart")); dl.appendChild(el("dd", null, c.variant_reason + "; not this backend's verdict")); }
+    if (c.reproduce) { dl.appendChild(el("dt", null, "rerun")); var code = el("dd"); code.appendChild(el("code", "rerun", c.reproduce)); dl.appendChild(code); }
     c.errors.forEach(function (e) { dl.appendChild(el("dt", null, "problem")); dl.appendChild(el("dd", null, e)); });
     var run = safeUrl(c.run_url);
     if (run) { dl.appendChild(el("dt", null, "run")); var dd = el("dd"); var a = el("a", null, "job log"); a.href = run; a.rel = "noopener noreferrer"; dd.appendChild(a); dl.appendChild(dd); }
@@ -287,7 +292,51 @@
       ? total + " of " + tests.length + " tests match"
       : tests.length + " tests, " + feats.length + " features, " + cols.length + " columns";
     document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - t0)));
+    renderReleases();
     showDetail();
+  }
+
+  // ---- release over release ---------------------------------------------------------
+  function renderReleases() {
+    // Rows features, columns the torch builds of one backend (oldest first); between two builds,
+    // how many of the feature's tests newly fail or newly pass.
+    var box = document.getElementById("releases");
+    var rel = (D.releases || [])[S.release === "" ? -1 : Number(S.release)];
+    if (!rel) { box.hidden = true; box.replaceChildren(); return; }
+    var table = el("table", "releases"), head = el("tr");
+    table.appendChild(el("caption", null, "Release over release: " + rel.name));
+    head.appendChild(el("th", null, "Feature"));
+    rel.cols.forEach(function (ci, k) {
+      if (k > 0) head.appendChild(el("th", "step", "→"));
+      var th = el("th", "col", "torch " + (cols[ci].torch || "?"));
+      th.setAttribute("data-col", cols[ci].id);
+      th.appendChild(el("div", "colid", cols[ci].id));
+      head.appendChild(th);
+    });
+    table.appendChild(head);
+    feats.forEach(function (f, fi) {
+      var tr = el("tr");
+      tr.setAttribute("data-feature", f.id);
+      tr.appendChild(el("th", null, f.title));
+      rel.cols.forEach(function (ci, k) {
+        if (k > 0) {
+          var step = rel.steps.filter(function (s) { return s.b === ci; })[0];
+          var ch = step && step.features[fi];
+          var parts = [];
+          if (ch && ch[0]) parts.push(ch[0] + " newly failing");
+          if (ch && ch[1]) parts.push(ch[1] + " newly passing");
+          tr.appendChild(el("td", "step" + (ch && ch[0] ? " worse" : ""), parts.join(", ")));
+        }
+        var cell = f.cells[ci], state = cell ? cell.state : "no-data";
+        var td = el("td", "state st-" + state, stateLabel(state));
+        td.setAttribute("data-col", cols[ci].id);
+        td.setAttribute("data-state", state);
+        tr.appendChild(td);
+      });
+      table.appendChild(tr);
+    });
+    box.replaceChildren(table);
+    box.hidden = false;
   }
 
   // ---- cell detail -------------------------------------------------------------------
@@ -311,6 +360,7 @@
     if (d.g) row("signal", d.g);
     if (d.h) row("scope", d.h === "host" ? "host-side check (does not decide the state)" : "measurement (a figure, not a pass)");
     if (d.p) Object.keys(d.p).forEach(function (k) { row(k, typeof d.p[k] === "object" ? JSON.stringify(d.p[k]) : d.p[k]); });
+    if (c.reproduce) row("rerun this test", el("code", "rerun", c.reproduce + " --test " + shellQuote(t[0])));
     nodes.push(dl);
     if (d.m) { nodes.push(el("h3", null, outcome === "skipped" || outcome === "xfailed" ? "Reason" : "Message")); nodes.push(el("pre", "message", d.m)); }
     if (d.t) { nodes.push(el("h3", null, "Trace (trimmed)")); nodes.push(el("pre", "trace", d.t)); }
@@ -331,6 +381,10 @@
     cols.forEach(function (c) { option(fb, c.id, c.name + " (" + c.id + ")"); });
     option(ff, "", "all features");
     feats.forEach(function (f) { option(ff, f.id, f.title); });
+    var frel = document.getElementById("f-release");
+    option(frel, "", "—");
+    (D.releases || []).forEach(function (r, i) { option(frel, String(i), r.name + " (" + r.cols.length + " builds)"); });
+    frel.addEventListener("change", function () { S.release = frel.value; writeState(); renderReleases(); });
     option(fonly, "", "—");
     cols.forEach(function (c) { if (c.hasData) option(fonly, c.id, c.name + " (" + c.id + ")"); });
     var timer = null;
@@ -343,7 +397,7 @@
     document.getElementById("f-q").addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(changed, 150); });
     document.getElementById("filters").addEventListener("submit", function (e) { e.preventDefault(); changed(); });
     document.getElementById("f-reset").addEventListener("click", function () {
-      S = { outcome: "", backend: "", feature: "", q: "", differs: false, only: "", open: [], test: "", col: "" };
+      S = { outcome: "", backend: "", feature: "", q: "", differs: false, only: "", open: [], test: "", col: "", release: "" };
       syncForm(); shown = {}; writeState(); render();
     });
     document.getElementById("detail-close").addEventListener("click", function () { S.test = ""; S.col = ""; writeState(); showDetail(); markSelected(); });
@@ -356,6 +410,7 @@
     document.getElementById("f-only").value = S.only;
     document.getElementById("f-q").value = S.q;
     document.getElementById("f-differs").checked = S.differs;
+    document.getElementById("f-release").value = S.release || "";
   }
   function chrome() {
     var warn = document.getElementById("warnings");
