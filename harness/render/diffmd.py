@@ -58,7 +58,10 @@ def render_diff_markdown(report: DiffReport, max_items: int = 200) -> str:
         lines.append(f"| {_pair_title(column)} | " + " | ".join(counts) + " |")
     for title, refs in (("Columns added", report.columns_added), ("Columns removed", report.columns_removed)):
         if refs:
-            lines += ["", f"**{title}:** " + ", ".join(f"{text(c.display_name)} {code(c.id)}" for c in refs)]
+            lines += [
+                "",
+                f"**{title}:** " + ", ".join(f"{text(c.display_name)} {code(c.id, table=False)}" for c in refs),
+            ]
     for column in report.columns:
         moved = [c for c in column.features if c.changed]
         if not moved and not any(column.changes.values()):
@@ -80,7 +83,7 @@ def render_diff_markdown(report: DiffReport, max_items: int = 200) -> str:
                 before = entry.before.value if entry.before else "absent"
                 after = entry.after.value if entry.after else "absent"
                 msg = f": {text(entry.message)}" if entry.message and entry.after in BAD else ""
-                lines.append(f"- {code(entry.test)} ({before} → {after}){msg}")
+                lines.append(f"- {code(entry.test, table=False)} ({before} → {after}){msg}")
             if len(entries) > max_items:
                 lines.append(f"- … and {len(entries) - max_items} more (see the JSON diff)")
     if report.regressions == 0 and not report.columns_removed:

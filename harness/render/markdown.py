@@ -69,8 +69,8 @@ def environment_line(column: Column) -> str:
     if env.run_url:
         line += " · " + link("run", env.run_url)
     if column.reproduce:
-        line += f" · rerun: {code(column.reproduce)}"
-    head = f"- **{text(column.heading)}** {code(column.id)}"
+        line += f" · rerun: {code(column.reproduce, table=False)}"
+    head = f"- **{text(column.heading)}** {code(column.id, table=False)}"
     if column.variant_reason:
         head += f" ({text(column.variant_reason)})"
     if column.state is ColumnState.NO_DATA:
@@ -150,12 +150,13 @@ def _problem_lists(matrix: Matrix, max_items: int | None, msg_limit: int) -> lis
                 sig = f" \\[{text(result.signal)}\\]" if result.signal else ""
                 failures.append(
                     f"- {OUTCOME_SYMBOLS[outcome]} **{outcome.value}**{sig} on "
-                    f"**{text(names.get(column_id, column_id))}**: {code(row.id)}" + (f": {text(msg)}" if msg else "")
+                    f"**{text(names.get(column_id, column_id))}**: {code(row.id, table=False)}"
+                    + (f": {text(msg)}" if msg else "")
                 )
             elif outcome is Outcome.XPASSED:
                 where = f" ({text(result.link)})" if result.link else ""
                 name = text(names.get(column_id, column_id))
-                xpasses.append(f"- 🎉 {code(row.id)} on **{name}**{where}: expected to fail, passed")
+                xpasses.append(f"- 🎉 {code(row.id, table=False)} on **{name}**{where}: expected to fail, passed")
     out: list[str] = []
     for title, items in (("Failures", failures), ("Unexpected passes", xpasses)):
         if not items:
@@ -171,7 +172,7 @@ def _errors(matrix: Matrix) -> list[str]:
     lines: list[str] = []
     for column in matrix.columns:
         for err in column.errors:
-            lines.append(f"- {code(column.id)}: {text(first_line(err, 500))}")
+            lines.append(f"- {code(column.id, table=False)}: {text(first_line(err, 500))}")
     for problem in matrix.input_errors:
         lines.append(f"- {text(problem.source)}: {text(first_line(problem.message, 500))}")
     return ["", "### Problems reading results", "", *lines] if lines else []

@@ -26,12 +26,14 @@ def text(value: Any) -> str:
     return escaped.replace("&", "&amp;").replace("<", "&lt;")
 
 
-def code(value: Any) -> str:
+def code(value: Any, *, table: bool = True) -> str:
     """A code span holding the value verbatim (a fence longer than any backtick run inside it).
 
-    In a table a `|` still ends the cell even inside a code span, so it is written `\\|`,
-    which GitHub shows as `|`."""
-    body = one_line(value).replace("|", "\\|")
+    In a table a `|` still ends the cell even inside a code span, so there it is written `\\|`,
+    which GitHub shows as `|`; outside a table (`table=False`) a code span takes no escapes."""
+    body = one_line(value)
+    if table:
+        body = body.replace("|", "\\|")
     longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(body)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if body.startswith("`") or body.endswith("`") or not body.strip() else ""
