@@ -9,6 +9,7 @@ import pytest
 
 from harness.cell import write_json_atomic
 from harness.matrix import load_matrix, merge_cell_dirs, validate_matrix, write_matrix
+from harness.outcomes import Outcome, Rollup, Scope
 from tests.cellfactory import run_sample_cell, write_suite
 
 FILES = {
@@ -175,3 +176,48 @@ def test_host_scope_tests_do_not_decide_the_state(sample_suite, tmp_path):
     result = next(t for t in matrix["tests"] if t["id"].endswith("test_format_one"))["results"]["cpu-host"]
     assert result["scope"] == "host"
     validate_matrix(matrix)
+
+
+MEASUREMENT_FILES = {
+    "alpha/test_speed.py": """
+        import json
+        import pytest
+
+        def test_correct():
+            pass
+
+        @pytest.mark.measurement
+        def test_speedup(record_property):
+            record_property("perf.speedup", json.dumps({"value": 1.04, "unit": "x", "label": "batched vs loop"}))
+
+        @pytest.mark.measurement
+        def test_timing_crashes():
+            raise RuntimeError("the measured kernel failed")
+    """,
+    "beta/test_hub.py": """
+        def test_trust_prompt():
+            pass
+    """,
+}
+
+
+def test_measurements_are_figures_and_host_features_are_not_scored(sample_suite, tmp_path):
+    """A measurement that ran is a figure, not a pass; one that broke still counts. A feature
+    marked scope = "host" in features.toml is shown but never in the column's score."""
+    features = {
+        "alpha": {"title": "Alpha", "since": "2.12"},
+        "beta": {"title": "Beta (backend-independent)", "since": "2.11", "scope": "host"},
+    }
+    suites = sample_suite(MEASUREMENT_FILES, features)
+    outcome = run_sample_cell(suites, tmp_path / "r", cell_id="cpu-measure")
+    matrix = merge_cell_dirs([outcome.cell_dir])
+    alpha = matrix.cell("alpha", "cpu-measure")
+    assert alpha.measurements == 1
+    assert alpha.counts == {Outcome.PASSED: 1, Outcome.FAILED: 1}, "the passing measurement is not a pass"
+    assert alpha.state is Rollup.PARTIAL
+    speed = next(r for row, r in matrix.results("cpu-measure") if row.id.endswith("test_speedup"))
+    assert speed.scope is Scope.MEASUREMENT and dict(speed.figures())["speedup"]["value"] == 1.04
+    assert matrix.feature("beta").scope is Scope.HOST
+    score = matrix.column("cpu-measure").score
+    assert (score.supported, score.judged, score.features) == (0, 1, 1), "beta is shown, never scored"
+    assert matrix.cell("beta", "cpu-measure").state is Rollup.SUPPORTED

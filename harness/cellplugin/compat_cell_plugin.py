@@ -58,10 +58,15 @@ def _feature_of(item: pytest.Item) -> str:
     return first[0] if len(first) > 1 else ""
 
 
-def _is_host_scope(item: pytest.Item) -> bool:
-    """Tests marked `host` check host-side logic (formats, API presence) and do not speak
-    for the backend's device support; the roll-up uses them only when nothing else ran."""
-    return item.get_closest_marker("host") is not None
+def _scope_of(item: pytest.Item) -> str:
+    """What a test speaks for. `host`: host-side logic (formats, API presence), not the backend's
+    device support; the roll-up uses it only when nothing else ran. `measurement`: it records
+    figures and asserts nothing on this device; shown as figures, never counted as a pass."""
+    if item.get_closest_marker("host") is not None:
+        return "host"
+    if item.get_closest_marker("measurement") is not None:
+        return "measurement"
+    return "backend"
 
 
 def _crash_message(report: pytest.TestReport) -> str | None:
@@ -138,8 +143,9 @@ class CellRecorder:
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         item.user_properties.append(("nodeid", item.nodeid))
         item.user_properties.append(("feature", _feature_of(item)))
-        if _is_host_scope(item):
-            item.user_properties.append(("scope", "host"))
+        scope = _scope_of(item)
+        if scope != "backend":
+            item.user_properties.append(("scope", scope))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.worker not in (None, "gw0"):
@@ -150,7 +156,7 @@ class CellRecorder:
             {
                 "nodeid": item.nodeid,
                 "feature": _feature_of(item),
-                "scope": "host" if _is_host_scope(item) else "backend",
+                "scope": _scope_of(item),
                 "path": str(item.path),
             }
             for item in session.items
@@ -246,6 +252,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "feature(id): the feature row this test belongs to")
     config.addinivalue_line("markers", "host: checks host-side logic only; does not speak for the backend")
+    config.addinivalue_line("markers", "measurement: records figures only; shown as figures, not counted as a pass")
     cell_dir = os.environ.get(CELL_DIR_ENV) or config.getini("compat_cell_dir")
     if not cell_dir:
         return
