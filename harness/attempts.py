@@ -26,7 +26,8 @@ _NOT_RUN_STATUS: Final = frozenset({"notrun", "not run", "not-run"})
 # a skip's message names the rule that skipped it (SKIP_RETURN_CODE=77, SKIP_REGULAR_EXPRESSION_MATCHED).
 _CTEST_SKIP_PREFIX: Final = "SKIP_"
 # Mocha hook failures are written as testcases titled after the hook (mocha-junit-reporter puts
-# the title in classname by default, in name in jenkinsMode).
+# the title in classname by default, in name in jenkinsMode). Heuristic: a test titled like a
+# hook would read as one.
 _MOCHA_HOOK_RE: Final = re.compile(r'^"(?:before|after) (?:all|each)" hook\b')
 # TestNG's junitreports writes skips as <error>: a SkipException (or subclass), or a method
 # whose dependencies failed (TestNG 6.9's message). Heuristic: the type and message are TestNG's own.
@@ -65,7 +66,8 @@ def case_attempts(case: JUnitCase, *, pytest_phases: bool) -> list[Attempt]:
     """The attempts one <testcase> shows: its retried attempts (Surefire/Gradle), then its result.
 
     `pytest_phases`: the file is pytest's, whose <error> says which phase failed
-    ("failed on setup with ...", "failed on teardown with ...").
+    ("failed on setup with ...", "failed on teardown with ..."). Ingest passes identity's
+    `grouped`, which is also true for Go files; their testcases never carry those messages.
     """
     attempts = [Attempt(Phase.TEST, Status.RERUN, message=r.message, text=r.text, duration=None) for r in case.reruns]
     status = (case.status or "").strip().lower()
@@ -159,7 +161,9 @@ def pytest_run_attempts(cases: Sequence[list[Attempt]]) -> list[Attempt]:
     pytest writes a second <testcase> for a teardown error after the test's own result; that
     one is a phase of the same run. pytest itself writes no other repeats: more <testcase>s of
     one node id are pytest-rerunfailures' runs of the test, the retried ones first, each a
-    failed attempt (`rerun`). The last run decides.
+    failed attempt (`rerun`). The last run decides. gotestsum's `--rerun-fails` attempts come
+    here too: identity groups a Go repeat only after a failed attempt, so their earlier runs
+    all carry their failure.
     """
     runs: list[list[Attempt]] = []
     for attempts in cases:  # each: case_attempts() of one <testcase>, in file order

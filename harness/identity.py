@@ -121,6 +121,7 @@ class IdentityRules:
 
     def __init__(self) -> None:
         self._given: set[str] = set()  # ids handed out to cases that are each their own test
+        self._counts: dict[str, int] = {}  # generic id -> the highest n of "id (n)" handed out
         self._file: Path | None = None
         self._previous: tuple[str, str] | None = None  # (generic id, id given) of the file's previous case
         self._go_latest: dict[str, str] = {}  # Go, this file: generic id -> the id its latest case got
@@ -146,10 +147,14 @@ class IdentityRules:
         return given, False
 
     def _unique(self, base: str) -> str:
-        candidate, count = base, 1
+        """`base`, or `base (n)` with the next free n (counted on per base: 50,000 testcases with
+        no attributes must not cost 50,000 probes each)."""
+        count = self._counts.get(base, 1)
+        candidate = base if count == 1 else f"{base} ({count})"
         while candidate in self._given:
             count += 1
             candidate = f"{base} ({count})"
+        self._counts[base] = count
         self._given.add(candidate)
         return candidate
 
