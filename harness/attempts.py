@@ -7,10 +7,12 @@ or the cell timed out). Nothing here chooses an outcome; it only says what each 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from harness.junit import JUnitCase
+from harness.identity import is_jest_suite_failure
+from harness.junit import JUnitCase, JUnitResult
 from harness.outcomes import Attempt, Phase, Status
 
 STRICT_XPASS: Final = "[XPASS(strict)]"
@@ -20,6 +22,17 @@ _PYTEST_SETUP_ERROR: Final = "failed on setup with "
 _PYTEST_TEARDOWN_ERROR: Final = "failed on teardown with "
 _DISABLED_STATUS: Final = frozenset({"disabled", "ignored"})
 _NOT_RUN_STATUS: Final = frozenset({"notrun", "not run", "not-run"})
+# CTest writes status="notrun" for skips AND for tests it could not start (counted failed);
+# a skip's message names the rule that skipped it (SKIP_RETURN_CODE=77, SKIP_REGULAR_EXPRESSION_MATCHED).
+_CTEST_SKIP_PREFIX: Final = "SKIP_"
+# Mocha hook failures are written as testcases titled after the hook (mocha-junit-reporter puts
+# the title in classname by default, in name in jenkinsMode). Heuristic: a test titled like a
+# hook would read as one.
+_MOCHA_HOOK_RE: Final = re.compile(r'^"(?:before|after) (?:all|each)" hook\b')
+# TestNG's junitreports writes skips as <error>: a SkipException (or subclass), or a method
+# whose dependencies failed (TestNG 6.9's message). Heuristic: the type and message are TestNG's own.
+_TESTNG_SKIP_TYPE_SUFFIX: Final = "SkipException"
+_TESTNG_DEPENDENCY_SKIP: Final = "depends on not successfully finished methods"
 
 
 # -- the cell plugin's reports ----------------------------------------------------------------
@@ -53,7 +66,8 @@ def case_attempts(case: JUnitCase, *, pytest_phases: bool) -> list[Attempt]:
     """The attempts one <testcase> shows: its retried attempts (Surefire/Gradle), then its result.
 
     `pytest_phases`: the file is pytest's, whose <error> says which phase failed
-    ("failed on setup with ...", "failed on teardown with ...").
+    ("failed on setup with ...", "failed on teardown with ..."). Ingest passes identity's
+    `grouped`, which is also true for Go files; their testcases never carry those messages.
     """
     attempts = [Attempt(Phase.TEST, Status.RERUN, message=r.message, text=r.text, duration=None) for r in case.reruns]
     status = (case.status or "").strip().lower()
@@ -64,6 +78,17 @@ def case_attempts(case: JUnitCase, *, pytest_phases: bool) -> list[Attempt]:
     if status in _DISABLED_STATUS:
         reason = (skipped and (skipped.message or skipped.text)) or f'status="{case.status}" (disabled by the producer)'
         attempts.append(Attempt(Phase.TEST, Status.DISABLED, reason=reason, duration=duration))
+        return attempts
+    if status in _NOT_RUN_STATUS:
+        attempts.append(_ctest_not_run(case, skipped, duration))
+        return attempts
+    outside = _outside_any_test(case, failure or error)
+    if outside is not None:
+        attempts.append(outside)
+        return attempts
+    if error is not None and failure is None and _is_testng_skip(error):
+        reason = error.message or error.type
+        attempts.append(Attempt(Phase.TEST, Status.SKIPPED, message=reason, reason=reason, duration=duration))
         return attempts
     if failure is not None:
         if (failure.message or "").startswith(STRICT_XPASS):
@@ -85,14 +110,49 @@ def case_attempts(case: JUnitCase, *, pytest_phases: bool) -> list[Attempt]:
         if skipped is not None:
             reason = skipped.message or skipped.text
             kind = Status.XFAILED if skipped.type == "pytest.xfail" else Status.SKIPPED
-            if status in _NOT_RUN_STATUS:
-                kind = Status.NOT_RUN
             attempts.append(Attempt(Phase.TEST, kind, message=reason, reason=reason, duration=duration))
-        elif status in _NOT_RUN_STATUS:
-            attempts.append(Attempt(Phase.TEST, Status.NOT_RUN, message=f'status="{case.status}"'))
         else:
             attempts.append(Attempt(Phase.TEST, Status.PASSED, duration=duration))
     return attempts
+
+
+def _ctest_not_run(case: JUnitCase, skipped: JUnitResult | None, duration: float | None) -> Attempt:
+    """CTest's status="notrun": a skip when its message names a SKIP_ rule; otherwise the test
+    could not start (executable missing, a fixture's setup test failed), which CTest counts as
+    failed: an error here, like a pytest setup error."""
+    message = (skipped.message or skipped.text) if skipped is not None else None
+    if message and message.startswith(_CTEST_SKIP_PREFIX):
+        return Attempt(Phase.TEST, Status.SKIPPED, message=message, reason=message, duration=duration)
+    why = f"not run: {message}" if message else f'not run (status="{case.status}")'
+    return Attempt(Phase.SETUP, Status.ERROR, message=why, text=case.system_out, duration=duration)
+
+
+def _outside_any_test(case: JUnitCase, result: JUnitResult | None) -> Attempt | None:
+    """A testcase that reports a failure outside any test: jest-junit's stand-in for a failing
+    afterAll hook or a file that failed to load, or a failed Mocha hook. It is an error (the
+    setup or teardown around the tests failed), never a failed test."""
+    if result is None:
+        return None
+    if is_jest_suite_failure(case):
+        what = "jest-junit: the file failed outside its tests (a hook threw, or the file did not load)"
+    elif _MOCHA_HOOK_RE.match(case.classname) or _MOCHA_HOOK_RE.match(case.name):
+        what = "mocha: a hook failed"
+    else:
+        return None
+    detail = (result.message or "").strip() or _first_line(result.text)
+    message = f"{what}: {detail}" if detail else what
+    return Attempt(Phase.SETUP, Status.ERROR, message=message, text=result.text, duration=case.time)
+
+
+def _is_testng_skip(error: JUnitResult) -> bool:
+    return (error.type or "").endswith(_TESTNG_SKIP_TYPE_SUFFIX) or _TESTNG_DEPENDENCY_SKIP in (error.message or "")
+
+
+def _first_line(text: str | None) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
 
 
 def pytest_run_attempts(cases: Sequence[list[Attempt]]) -> list[Attempt]:
@@ -101,7 +161,9 @@ def pytest_run_attempts(cases: Sequence[list[Attempt]]) -> list[Attempt]:
     pytest writes a second <testcase> for a teardown error after the test's own result; that
     one is a phase of the same run. pytest itself writes no other repeats: more <testcase>s of
     one node id are pytest-rerunfailures' runs of the test, the retried ones first, each a
-    failed attempt (`rerun`). The last run decides.
+    failed attempt (`rerun`). The last run decides. gotestsum's `--rerun-fails` attempts come
+    here too: identity groups a Go repeat only after a failed attempt, so their earlier runs
+    all carry their failure.
     """
     runs: list[list[Attempt]] = []
     for attempts in cases:  # each: case_attempts() of one <testcase>, in file order

@@ -46,6 +46,8 @@ _TRUNCATION_CODES: Final = frozenset(
         "XML_ERROR_UNCLOSED_CDATA_SECTION",
     )
 )
+SUITE_PROPERTY_CAP: Final = 256  # suite-level properties kept per file (Surefire writes ~60 JVM ones)
+SUITE_VALUE_CAP: Final = 200  # characters kept of each: they only tell the dialect (go.version)
 _UNIT_RE: Final = re.compile(r"^\s*([0-9]+(?:[.,][0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*(ms|s|sec|m|min)?\s*$")
 _SCALE: Final = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0}
 
@@ -117,6 +119,9 @@ class JUnitRead:
     first_suite: str | None = None  # the name of the first <testsuite> (old pytest: "pytest")
     suites: int = 0
     count: int = 0  # testcases handed over
+    # <property>s of the <testsuite>s (not of testcases), first value per name: they say which
+    # tool wrote the file (gotestsum and go-junit-report write `go.version`).
+    suite_properties: dict[str, str] = field(default_factory=dict)
     cases: list[JUnitCase] = field(default_factory=list)  # only filled by read_junit()
 
 
@@ -186,6 +191,7 @@ class _Handlers:
         self.sibling_names: list[dict[str, int]] = [{}]  # per open level: suite name -> how many seen
         self.case: JUnitCase | None = None
         self.case_depth = 0
+        self.in_suite_properties = False
         self.inner: list[tuple[str, dict[str, str] | None, _Text | None]] = []  # open elements inside the case
         self.text: _Text | None = None
         self.cases = 0
@@ -210,6 +216,15 @@ class _Handlers:
                 text = _Text(TEXT_CAP) if tag in _TEXT_TAGS else None
             self.inner.append((tag, attrs, text))
             self._capture(text)
+            return
+        if tag == "property" and self.in_suite_properties:
+            kept = self.read.suite_properties
+            name = attrs.get("name", "")[:SUITE_VALUE_CAP]
+            if name not in kept and len(kept) < SUITE_PROPERTY_CAP:
+                kept[name] = attrs.get("value", "")[:SUITE_VALUE_CAP]
+            return
+        if tag == "properties" and self.suites:
+            self.in_suite_properties = True
             return
         if tag == "testcase":
             self.cases += 1
@@ -250,6 +265,8 @@ class _Handlers:
         self.depth -= 1
         case = self.case
         if case is None:
+            if tag == "properties":
+                self.in_suite_properties = False
             if tag == "testsuite" and self.suites:
                 self.suites.pop()
                 self.suite_keys.pop()

@@ -90,7 +90,7 @@ GOOD: Final[frozenset[Outcome]] = frozenset({Outcome.PASSED, Outcome.XPASSED, Ou
 BAD: Final[frozenset[Outcome]] = frozenset({Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT, Outcome.CRASHED})
 
 _TAG_RE: Final = re.compile(r"^\[(unsupported|hardware|dependency|known-issue)(?: ([^\]]+))?\]\s*")
-_PYTEST_SKIP_PREFIX: Final = re.compile(r"^(?:Skipped: |SKIP(?:PED)? ?)")
+_PYTEST_SKIP_PREFIX: Final = re.compile(r"^(?:Skipped: |SKIP(?:PED)?\b ?)")  # not SKIP_RETURN_CODE (CTest)
 
 
 def classify_reason(reason: str | None) -> tuple[SkipClass, str | None, str]:
