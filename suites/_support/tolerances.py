@@ -38,26 +38,28 @@ COMPILE_GRAD: dict[torch.dtype, Tol] = {
 }
 
 # Scaled dot-product attention (each SDPA kernel, FlexAttention) against the math kernel run in
-# float64 on the CPU, for unit-variance inputs. The low-precision bounds are a few roundings of the
-# output: the math kernel itself, in the same dtype, lands within about a third of them.
+# float64 on the CPU, unit-variance inputs, 64 query tokens. Measured on CPU (2.13, math and flash
+# kernels) the worst error over all cases is about a quarter of these bounds: float32 6e-7 forward and
+# 2e-6 gradients; bfloat16 7e-3 and 2.5e-2; float16 1.1e-3 and 2.8e-3.
 ATTENTION_FORWARD: dict[torch.dtype, Tol] = {
     torch.float64: Tol(rtol=1e-7, atol=1e-7),
-    torch.float32: Tol(rtol=1e-4, atol=2e-5),
+    torch.float32: Tol(rtol=2e-5, atol=2e-5),
     torch.bfloat16: Tol(rtol=3e-2, atol=3e-2),
     torch.float16: Tol(rtol=5e-3, atol=5e-3),
 }
 ATTENTION_GRAD: dict[torch.dtype, Tol] = {
     torch.float64: Tol(rtol=1e-7, atol=1e-7),
-    torch.float32: Tol(rtol=1e-3, atol=1e-4),
+    torch.float32: Tol(rtol=1e-4, atol=1e-4),
     torch.bfloat16: Tol(rtol=8e-2, atol=8e-2),
     torch.float16: Tol(rtol=1e-2, atol=1e-2),
 }
 
-# Autocast: an op run under autocast against the same op in float32, inputs of unit variance and
-# inner dimension 32.
+# Autocast: an op run under autocast against the same op in float32; unit-variance inputs, inner
+# dimension 32, so outputs reach about 20. Measured on CPU (2.13) the worst |error| / (1 + |expected|)
+# is 4.2e-2 in bfloat16 (bmm) and 4.6e-3 in float16: half of these bounds.
 AMP_OP: dict[torch.dtype, Tol] = {
-    torch.bfloat16: Tol(rtol=4e-2, atol=8e-2),
-    torch.float16: Tol(rtol=5e-3, atol=1e-2),
+    torch.bfloat16: Tol(rtol=8e-2, atol=8e-2),
+    torch.float16: Tol(rtol=1e-2, atol=1e-2),
 }
 # A mixed-precision training run may end at most this much above the float32 run's final loss
 # (relative), and must have reduced its loss at least AMP_MIN_LOSS_REDUCTION times.
