@@ -11,8 +11,8 @@ A figure is recorded as the JUnit property ``perf.<name>`` whose value is a JSON
 present only where the release notes make one. The harness renders these as a per-feature table.
 
 Tests whose figures are only *recorded* (nothing about speed is asserted on this device) are
-*measurements*: mark them ``@pytest.mark.measurement`` (or :func:`measurement_on` when a device class
-does assert a floor). The harness shows them as figures and never counts them as passes.
+*measurements*: mark them ``@pytest.mark.measurement`` (or ``_support.scope.measurement_on`` when a
+device class does assert a floor). The harness shows them as figures and never counts them as passes.
 """
 
 from __future__ import annotations
@@ -21,17 +21,12 @@ import json
 import math
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import pytest
 import torch
-
-from _support import env as _env
 
 UNITS = ("x", "s", "ms", "us", "MB", "GB", "GB/s", "%")
 """Units a figure may carry: ratios are ``x``, times ``s``/``ms``/``us``, sizes ``MB``/``GB``."""
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def synchronize(device: torch.device) -> None:
@@ -94,18 +89,3 @@ def record_perf(
         payload["claim"] = claim
     payload.update(extra)
     record_property(f"perf.{name}", json.dumps(payload, sort_keys=True))
-
-
-def measurement_on(*device_types: str) -> Callable[[F], F]:
-    """``@pytest.mark.measurement`` where the session's device type is one of ``device_types``.
-
-    For a perf test that only records figures on some devices (CPU) but asserts a floor on others
-    (accelerators): there it keeps backend scope and its pass counts.
-    """
-    if _env.get().device_type in device_types:
-        return pytest.mark.measurement
-
-    def unchanged(fn: F) -> F:
-        return fn
-
-    return unchanged

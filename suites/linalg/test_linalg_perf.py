@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _support.perf import best_time, measurement_on, record_perf
+from _support.perf import best_time, record_perf
+from _support.scope import measurement_on
 
 ACCELERATOR_FLOOR = 0.5
 
