@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -250,3 +250,32 @@ def group_requirement(world: int) -> Requirement:
             f"{visible_devices()} visible ({e.device_label})",
         )
     return Requirement(True, UNSUPPORTED, "")
+
+
+# ---------------------------------------------------------------- one run per session
+def session_dir(tmp_path_factory: Any) -> Path:
+    """A directory shared by every xdist worker of this pytest session (the parent of their basetemps)."""
+    base = Path(tmp_path_factory.getbasetemp())
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def run_ranks_once(shared: Path, key: str, program: Path, scenario: str, **kwargs: Any) -> GroupOutcome:
+    """:func:`run_ranks` once per session for ``key``: the first xdist worker to ask runs the group, the
+    others wait on a file lock and read its outcome (a group costs several seconds of both cores)."""
+    import fcntl
+
+    root = shared / f"rank-group-{key}"
+    root.mkdir(parents=True, exist_ok=True)
+    saved = root / "outcome.json"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if saved.exists():
+                data = json.loads(saved.read_text(encoding="utf-8"))
+                ranks = [RankOutcome(**r) for r in data.pop("ranks")]
+                return GroupOutcome(ranks=ranks, **data)
+            outcome = run_ranks(program, scenario, workdir=root / "run", **kwargs)
+            saved.write_text(json.dumps(asdict(outcome)), encoding="utf-8")
+            return outcome
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -221,8 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     tmp.write_text(json.dumps(result), encoding="utf-8")
     tmp.replace(a.out)
     sys.stdout.flush()
-    if status == 0 and a.scenario == "everything":  # a group with a dead or hung peer is not torn down
-        dist.destroy_process_group()
+    sys.stderr.flush()
+    if status != 0 or a.scenario != "everything":
+        # a group with a dead or hung peer cannot be torn down: leave without running exit handlers
+        os._exit(status)
+    dist.destroy_process_group()  # a crash here shows as this rank's exit status
     return status
 
 

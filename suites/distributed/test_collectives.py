@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support.multiproc import GroupOutcome, group_backend, group_requirement, run_ranks
+from _support.multiproc import GroupOutcome, group_backend, group_requirement, run_ranks_once, session_dir
 from _support.requires import need, skip_unsupported
 
 PROGRAM = Path(__file__).with_name("rank_program.py")
@@ -31,15 +31,23 @@ pytestmark = pytest.mark.timeout(240)
 def group(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, GroupOutcome]:
     world = request.param
     need(group_requirement(world))
-    workdir = tmp_path_factory.mktemp(f"group-{world}")
-    run = run_ranks(PROGRAM, "everything", world=world, backend=group_backend(), workdir=workdir, deadline_s=DEADLINE_S)
+    # once per session: the xdist workers share one group run (it costs both cores for seconds)
+    shared = session_dir(tmp_path_factory)
+    backend = group_backend()
+    run = run_ranks_once(
+        shared, f"{backend}-{world}", PROGRAM, "everything", world=world, backend=backend, deadline_s=DEADLINE_S
+    )
     return world, run
 
 
 def _per_rank(group: tuple[int, GroupOutcome], section: str, op: str) -> tuple[int, list[Any]]:
+    """Every rank's observed value of ``op``; the group must have run (a teardown crash after the
+    results were written is ``test_group_tears_down_cleanly``'s failure, not every collective's)."""
     world, run = group
-    assert not run.timed_out and all(r.ok and r.result for r in run.ranks), run.describe()
-    assert all(r.result.get("backend") == group_backend() for r in run.ranks), run.describe()
+    assert not run.timed_out, run.describe()
+    for r in run.ranks:
+        assert r.result and section in r.result, f"rank {r.rank} reported no {section} results\n{run.describe()}"
+        assert r.result.get("backend") == group_backend(), run.describe()
     values = []
     for rank in run.ranks:
         entry = rank.result[section][op]
@@ -66,6 +74,12 @@ EXPECTED = {
     "broadcast": lambda r, w: [7.0 * (w - 1)] * 4,  # from the last rank
     "barrier": lambda r, w: list(range(w)),  # every rank's arrival is visible after the barrier
 }
+
+
+def test_group_tears_down_cleanly(group: tuple[int, GroupOutcome]) -> None:
+    """Every rank joined, ran, destroyed its process group and exited 0 by itself."""
+    _, run = group
+    assert not run.timed_out and all(r.ok for r in run.ranks), run.describe()
 
 
 @pytest.mark.parametrize("op", list(EXPECTED))
