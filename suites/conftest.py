@@ -49,6 +49,9 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+    if workers > 1 and not os.environ.get("TORCHINDUCTOR_COMPILE_THREADS"):
+        # nor with Inductor's pool of compile processes (each one imports torch)
+        os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(max(1, (os.cpu_count() or 1) // workers))
     if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         # per process (each xdist worker is one): never share a compile cache between runs
         cache = tempfile.mkdtemp(prefix="compat-inductor-")
