@@ -8,7 +8,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sysconfig
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from _support import env as _env
@@ -19,9 +21,25 @@ from _support.requires import DEPENDENCY, HARDWARE, UNSUPPORTED, Requirement
 EXPECTED_CODEGEN = {"cpu": "C++", "cuda": "Triton", "xpu": "Triton"}
 
 
+def python_headers() -> Requirement:
+    """Inductor's C++ kernels and Triton's launcher are Python extensions: they need ``Python.h``
+    (Debian: ``python3-dev``) where Inductor looks for it, ``sysconfig.get_path("include")``."""
+    include = Path(sysconfig.get_path("include"))
+    return Requirement(
+        (include / "Python.h").exists(),
+        DEPENDENCY,
+        f"Inductor builds Python extensions and needs the Python headers; no Python.h in {include} "
+        "(install python3-dev)",
+    )
+
+
 def inductor_toolchain() -> Requirement:
-    """CPU Inductor compiles C++ (``$CXX`` or g++); GPU Inductor needs the ``triton`` package."""
+    """Inductor's toolchain here: the Python headers, then a C++ compiler (``$CXX`` or g++) on CPU or
+    the ``triton`` package on GPUs. The first one missing is the ``[dependency]`` reason."""
     e = _env.get()
+    headers = python_headers()
+    if not headers.ok:
+        return headers
     if e.device_type == "cpu":
         cxx = os.environ.get("CXX") or "g++"
         found = shutil.which(cxx) is not None
