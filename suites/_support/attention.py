@@ -7,6 +7,7 @@ test sees in its own dtype on the device.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,7 +99,16 @@ def run_sdpa(
 def reference(inputs: AttentionInputs, case: AttentionCase) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """The math kernel in float64 on the CPU: output and gradients."""
     with sdpa_kernel(SDPBackend.MATH):
-        return run_sdpa(inputs, case, torch.device("cpu"), torch.float64)
+        out, grads = run_sdpa(inputs, case, torch.device("cpu"), torch.float64)
+    return out.detach(), [g.detach() for g in grads]
+
+
+@functools.cache
+def case_reference(name: str) -> tuple[AttentionInputs, torch.Tensor, list[torch.Tensor]]:
+    """Inputs and float64 reference of ``CASES[name]``, computed once per process (read-only)."""
+    inputs = make_inputs(CASES[name])
+    out, grads = reference(inputs, CASES[name])
+    return inputs, out, grads
 
 
 def additive_mask(keep: torch.Tensor) -> torch.Tensor:

@@ -18,9 +18,8 @@ import torch
 from _support.attention import (
     CASES,
     NO_VIABLE_BACKEND,
-    make_inputs,
+    case_reference,
     recorded_warnings,
-    reference,
     refusal_reason,
     run_sdpa,
 )
@@ -43,8 +42,7 @@ DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 @pytest.mark.parametrize("kernel", list(KERNELS))
 def test_kernel_matches_float64_math(device: torch.device, kernel: str, dtype: torch.dtype, case: str) -> None:
     spec = CASES[case]
-    inputs = make_inputs(spec)
-    ref_out, ref_grads = reference(inputs, spec)
+    inputs, ref_out, ref_grads = case_reference(case)
     where = f"SDPA {kernel} kernel, {dtype_name(dtype)}, {case}, on {device.type}"
 
     with recorded_warnings() as caught:
