@@ -9,6 +9,7 @@ the failure is the breakage's doing.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -20,11 +21,14 @@ import pytest
 
 from tests.cellfactory import REPO
 
-pytest.importorskip("torch")
-
 SUITES = REPO / "suites"
 HERE = Path(__file__).resolve().parent
-pytestmark = pytest.mark.slow
+# torch runs only in the child pytest: importing it here would swell this process, and every child
+# forked from it reports that size as its own peak RSS (tests/faults measure children's memory).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the suites need torch"),
+]
 
 
 @dataclass(frozen=True)
