@@ -105,7 +105,6 @@ def rank_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     pin_var, pinned = env.get("COMPAT_PIN_VAR"), env.get("COMPAT_PIN_DEVICES")
     if pin_var and pinned:
         env[pin_var] = pinned
-    env.pop("PYTEST_XDIST_WORKER", None)
     env.update(extra or {})
     return env
 

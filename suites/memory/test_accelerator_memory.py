@@ -3,7 +3,7 @@
 On the device: a tensor's bytes show up in ``memory_allocated()`` and leave it when the tensor is
 freed; the caching allocator keeps the block reserved until ``empty_cache()`` returns it to the device;
 the peak survives the free and resets on ``reset_peak_memory_stats()``; ``memory_stats()`` agrees with
-the scalar queries and ``get_memory_info()`` with the device's size. A CPU build has no accelerator:
+the scalar queries and ``get_memory_info()`` with the device's size (within 5%). A CPU build has no accelerator:
 there the API must refuse clearly (a host-side check) and the device tests skip ``[hardware]``.
 """
 
@@ -92,5 +92,7 @@ def test_memory_stats_agree_with_queries(device: torch.device, compat_env) -> No
     free, total = torch.accelerator.get_memory_info()
     assert 0 < free <= total
     expected_total = (compat_env.info["devices"] or [{}])[0].get("total_memory")
-    if expected_total:
-        assert total == expected_total, f"get_memory_info total {total} vs device properties {expected_total}"
+    if expected_total:  # the runtime's total and the device properties may round differently
+        assert abs(total - expected_total) <= 0.05 * expected_total, (
+            f"get_memory_info total {total} vs device properties {expected_total}"
+        )
