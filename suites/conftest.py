@@ -2,7 +2,8 @@
 
 * probes the backend once per session (``_support.probe``, shared with the standalone script);
 * ``device`` / ``backend`` / ``compat_env`` fixtures: one test body for every backend;
-* records ``feature``, ``backend`` and ``device`` properties on every test;
+* records ``feature``, ``backend`` and ``device`` properties on every test, and ``scope`` =
+  ``measurement`` on tests marked ``measurement`` (figures only: the harness never counts them as passes);
 * applies ``expectations/<backend>.toml`` known issues as non-strict xfails;
 * a soft per-test timeout (``COMPAT_TEST_TIMEOUT``, ``@pytest.mark.timeout(s)``);
 * blocks network access in every test;
@@ -34,18 +35,23 @@ from _support import expectations  # noqa: E402
 EXPECTATIONS_DIR = SUITES_DIR / "expectations"
 DEFAULT_TIMEOUT_S = 300.0
 NETWORK_ERROR = "network access is disabled in the suites"
+MEASUREMENT = "measurement"  # marker and scope of tests that only record figures
 
 
 # ---------------------------------------------------------------- session setup
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "perf: performance test; records figures, asserts at most a floor")
     config.addinivalue_line("markers", "timeout(seconds): per-test soft timeout (default $COMPAT_TEST_TIMEOUT or 300)")
+    config.addinivalue_line("markers", f"{MEASUREMENT}: records figures and asserts nothing about them on this device")
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
     if workers > 1 and not os.environ.get("OMP_NUM_THREADS"):
         # xdist workers share the cores: don't oversubscribe them with intra-op threads
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+    if workers > 1 and not os.environ.get("TORCHINDUCTOR_COMPILE_THREADS"):
+        # nor with Inductor's pool of compile processes (each one imports torch)
+        os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(max(1, (os.cpu_count() or 1) // workers))
     if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         # per process (each xdist worker is one): never share a compile cache between runs
         cache = tempfile.mkdtemp(prefix="compat-inductor-")
@@ -247,9 +253,20 @@ def _deselect_other_backends(config: pytest.Config, items: list[pytest.Item]) ->
         items[:] = keep
 
 
+def _record_measurement_scope(items: list[pytest.Item]) -> None:
+    """``scope`` = ``measurement`` on tests that only record figures, from collection on (like the
+    harness plugin records ``host``), so the JUnit and the event log carry it."""
+    for item in items:
+        if item.get_closest_marker(MEASUREMENT) is None:
+            continue
+        if not any(key == "scope" for key, _ in item.user_properties):
+            item.user_properties.append(("scope", MEASUREMENT))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     global _EXPECTATIONS_ERROR
     _deselect_other_backends(config, items)
+    _record_measurement_scope(items)
     backend_id = compat_env_mod.get().backend
     try:
         known = expectations.load(EXPECTATIONS_DIR, backend_id)

@@ -1,0 +1,74 @@
+"""Numerical tolerances of the suites, stated once per suite and dtype.
+
+Every comparison in ``compile/``, ``attention/`` and ``amp/`` takes its bound from here, so a reader
+finds in one place how close "the same answer" has to be, and a change of bound is one visible edit.
+A value is compared with ``torch.testing.assert_close(actual, expected, rtol=..., atol=...)``:
+``|actual - expected| <= atol + rtol * |expected|`` elementwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Tol:
+    rtol: float
+    atol: float
+
+    def kwargs(self) -> dict[str, float]:
+        return {"rtol": self.rtol, "atol": self.atol}
+
+
+# torch.compile (Inductor) against eager on the same device and dtype. Inductor fuses and reorders
+# reductions, so float32 differs in the last bits; low precision differs by a rounding or two of the
+# output (bfloat16 has 8 significant bits, float16 11).
+COMPILE_FORWARD: dict[torch.dtype, Tol] = {
+    torch.float32: Tol(rtol=1e-4, atol=1e-5),
+    torch.bfloat16: Tol(rtol=2e-2, atol=2e-2),
+    torch.float16: Tol(rtol=2e-3, atol=2e-3),
+}
+# Gradients go through one more chain of reductions (weight gradients sum over the batch).
+COMPILE_GRAD: dict[torch.dtype, Tol] = {
+    torch.float32: Tol(rtol=1e-3, atol=1e-4),
+    torch.bfloat16: Tol(rtol=5e-2, atol=5e-2),
+    torch.float16: Tol(rtol=1e-2, atol=1e-2),
+}
+
+# Scaled dot-product attention (each SDPA kernel, FlexAttention) against the math kernel run in
+# float64 on the CPU, unit-variance inputs, 64 query tokens. Measured on CPU (2.13, math and flash
+# kernels) the worst error over all cases is about a quarter of these bounds: float32 6e-7 forward and
+# 2e-6 gradients; bfloat16 7e-3 and 2.5e-2; float16 1.1e-3 and 2.8e-3.
+ATTENTION_FORWARD: dict[torch.dtype, Tol] = {
+    torch.float64: Tol(rtol=1e-7, atol=1e-7),
+    torch.float32: Tol(rtol=2e-5, atol=2e-5),
+    torch.bfloat16: Tol(rtol=3e-2, atol=3e-2),
+    torch.float16: Tol(rtol=5e-3, atol=5e-3),
+}
+ATTENTION_GRAD: dict[torch.dtype, Tol] = {
+    torch.float64: Tol(rtol=1e-7, atol=1e-7),
+    torch.float32: Tol(rtol=1e-4, atol=1e-4),
+    torch.bfloat16: Tol(rtol=8e-2, atol=8e-2),
+    torch.float16: Tol(rtol=1e-2, atol=1e-2),
+}
+
+# Autocast: an op run under autocast against the same op in float32; unit-variance inputs, inner
+# dimension 32, so outputs reach about 20. Measured on CPU (2.13) the worst |error| / (1 + |expected|)
+# is 4.2e-2 in bfloat16 (bmm) and 4.6e-3 in float16: half of these bounds.
+AMP_OP: dict[torch.dtype, Tol] = {
+    torch.bfloat16: Tol(rtol=8e-2, atol=8e-2),
+    torch.float16: Tol(rtol=1e-2, atol=1e-2),
+}
+# A mixed-precision training run may end at most this much above the float32 run's final loss
+# (relative), and must have reduced its loss at least AMP_MIN_LOSS_REDUCTION times.
+AMP_FINAL_LOSS_RATIO = 1.5
+AMP_MIN_LOSS_REDUCTION = 10.0
+
+# Quantized models against their float model: relative L2 error ||q(x) - f(x)|| / ||f(x)||.
+QUANTIZED_REL_ERROR = 0.05
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")

@@ -1,0 +1,74 @@
+"""Every SDPA kernel selectable with ``torch.nn.attention.sdpa_kernel`` against a float64 reference.
+
+One test per kernel x dtype x case (causal, boolean mask with more keys than queries, grouped-query
+attention with ``enable_gqa``, head dims 80 and 33). The kernel is forced with ``sdpa_kernel(kernel)``
+so nothing else can stand in for it; its output and gradients are compared with the math kernel
+run in float64 on the CPU, within ``_support/tolerances.py``'s attention bounds.
+
+Whether a kernel takes these inputs on this device and dtype is itself the compatibility fact: when
+SDPA refuses ("No viable backend ..."), the test skips ``[unsupported]`` with the kernel's own refusal
+reason (the warnings SDPA emits while choosing, then its error). ``overrideable`` is the fused path
+of out-of-tree and XPU backends.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from _support.attention import (
+    CASES,
+    NO_VIABLE_BACKEND,
+    case_reference,
+    recorded_warnings,
+    refusal_reason,
+    run_sdpa,
+)
+from _support.requires import skip_unsupported
+from _support.tolerances import ATTENTION_FORWARD, ATTENTION_GRAD, dtype_name
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+KERNELS = {
+    "math": SDPBackend.MATH,
+    "flash": SDPBackend.FLASH_ATTENTION,
+    "efficient": SDPBackend.EFFICIENT_ATTENTION,
+    "cudnn": SDPBackend.CUDNN_ATTENTION,
+    "overrideable": SDPBackend.OVERRIDEABLE,
+}
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_name)
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_kernel_matches_float64_math(device: torch.device, kernel: str, dtype: torch.dtype, case: str) -> None:
+    spec = CASES[case]
+    inputs, ref_out, ref_grads = case_reference(case)
+    where = f"SDPA {kernel} kernel, {dtype_name(dtype)}, {case}, on {device.type}"
+
+    with recorded_warnings() as caught:
+        try:
+            with sdpa_kernel(KERNELS[kernel]):
+                out, _ = run_sdpa(inputs, spec, device, dtype, backward=False)
+        except RuntimeError as e:
+            if NO_VIABLE_BACKEND not in str(e):
+                raise
+            skip_unsupported(f"{where}: refused: {refusal_reason(e, caught)}")
+    assert out.dtype == dtype and out.shape == ref_out.shape
+    torch.testing.assert_close(
+        out.double().cpu(), ref_out, **ATTENTION_FORWARD[dtype].kwargs(), msg=lambda m: f"{where}, output: {m}"
+    )
+
+    with recorded_warnings() as caught:
+        try:
+            with sdpa_kernel(KERNELS[kernel]):
+                _, grads = run_sdpa(inputs, spec, device, dtype, backward=True)
+        except NotImplementedError as e:
+            skip_unsupported(f"{where}: forward checked; backward not implemented: {refusal_reason(e, caught)}")
+    for name, grad, ref in zip(("dq", "dk", "dv"), grads, ref_grads, strict=True):
+        assert grad is not None and grad.shape == ref.shape, f"{where}: {name} missing or misshapen"
+        torch.testing.assert_close(
+            grad.double().cpu(),
+            ref,
+            **ATTENTION_GRAD[dtype].kwargs(),
+            msg=lambda m, name=name: f"{where}, {name}: {m}",
+        )

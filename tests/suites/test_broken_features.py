@@ -1,0 +1,122 @@
+"""Each new suite turns red when its feature is broken.
+
+Real pytest runs of the real ``suites/`` (no sample suite): one breakage per suite is injected with
+``sabotage.py`` (through a ``sitecustomize`` on ``PYTHONPATH``, so the distributed suite's rank
+processes get it too), and the run must fail exactly the test that checks the broken behaviour, with
+a message that says what is wrong. A control run of the same tests without any breakage passes, so
+the failure is the breakage's doing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.cellfactory import REPO
+
+SUITES = REPO / "suites"
+HERE = Path(__file__).resolve().parent
+# torch runs only in the child pytest: importing it here would swell this process, and every child
+# forked from it reports that size as its own peak RSS (tests/faults measure children's memory).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the suites need torch"),
+]
+
+
+@dataclass(frozen=True)
+class Breakage:
+    mode: str
+    test: str  # node id under suites/
+    says: str  # text the failure message must contain
+
+
+BREAKAGES = {
+    "compile": Breakage(
+        "compile-garbage",
+        "compile/test_compile_modules.py::test_forward_and_backward_match_eager[mlp-float32]",
+        "mlp forward",
+    ),
+    "attention": Breakage(
+        "sdpa-off",
+        "attention/test_sdpa_kernels.py::test_kernel_matches_float64_math[flash-float32-causal]",
+        "SDPA flash kernel, float32, causal, on cpu, output",
+    ),
+    "amp": Breakage(
+        "scaler-zeroes-loss",
+        "amp/test_grad_scaler.py::test_mixed_precision_training_converges_like_float32[float16]",
+        "reduced its loss only",
+    ),
+    "distributed": Breakage(
+        "all-reduce-drops-rank",
+        "distributed/test_collectives.py::test_collective[2-ranks-all_reduce_sum]",
+        "all_reduce_sum on rank 0 of 2: got [1.0, 1.0, 1.0, 1.0], want [3.0, 3.0, 3.0, 3.0]",
+    ),
+    "quantization": Breakage(
+        "quantizer-distorts",
+        "quantization/test_x86_backend.py::test_dynamic_quantization_of_linear",
+        "dynamic quantization relative error",
+    ),
+    "memory": Breakage(
+        "memory-api-no-refusal", "memory/test_accelerator_memory.py::test_memory_api_present", "DID NOT RAISE"
+    ),
+}
+
+
+def _run(tests: list[str], tmp_path: Path, mode: str | None) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """pytest on the real suites; returns the run and {node id: (outcome, message)} from its JUnit."""
+    junit = tmp_path / "junit.xml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "PYTEST_"))}
+    if mode:
+        site = tmp_path / "site"
+        site.mkdir()
+        (site / "sitecustomize.py").write_text("import sabotage\nsabotage.apply()\n", encoding="utf-8")
+        env["PYTHONPATH"] = os.pathsep.join([str(site), str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["COMPAT_SABOTAGE"] = mode
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *tests, "-p", "no:cacheprovider", "-q", f"--junitxml={junit}"],
+        cwd=SUITES,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    results = {}
+    if junit.exists():
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            name = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
+            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+            skipped = case.find("skipped")
+            if bad is not None:
+                results[name] = ("failed", (bad.get("message") or "") + (bad.text or ""))
+            elif skipped is not None:
+                results[name] = ("skipped", skipped.get("message") or "")
+            else:
+                results[name] = ("passed", "")
+    return done, results
+
+
+@pytest.mark.parametrize("feature", list(BREAKAGES))
+def test_control_run_without_breakage_passes(feature: str, tmp_path: Path) -> None:
+    b = BREAKAGES[feature]
+    done, results = _run([b.test], tmp_path, None)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert results.get(b.test, ("missing", ""))[0] == "passed", results
+
+
+@pytest.mark.parametrize("feature", list(BREAKAGES))
+def test_breakage_turns_the_suite_red(feature: str, tmp_path: Path) -> None:
+    b = BREAKAGES[feature]
+    done, results = _run([b.test], tmp_path, b.mode)
+    assert done.returncode == 1, f"rc {done.returncode}\n{done.stdout[-4000:]}{done.stderr[-2000:]}"
+    outcome, message = results.get(b.test, ("missing", ""))
+    assert outcome == "failed", f"{b.test}: {outcome}\n{done.stdout[-3000:]}"
+    assert b.says in message, f"{b.test} failed without saying {b.says!r}:\n{message[:3000]}"
