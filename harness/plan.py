@@ -71,9 +71,7 @@ def cell_id_for(backend_id: str, torch: str, several_versions: bool) -> str:
     return cell_id
 
 
-def plan_cells(
-    backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None
-) -> list[PlannedCell]:
+def plan_cells(backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None) -> list[PlannedCell]:
     """Cells for the selected backends (all, in registry order, when none are named) x torch versions."""
     versions = parse_torch_versions(torch) or ("",)
     registry = load_registry()

@@ -73,7 +73,8 @@ def test_table_shows_the_torch_version_of_each_cell(capsys) -> None:
     assert main(["plan", "--backend", "cpu", "--torch", "2.13.0,2.14.1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["cell", "backend", "torch"]
-    assert [line.split()[:3] for line in lines[1:]] == [["cpu-2.13.0", "CPU", "2.13.0"], ["cpu-2.14.1", "CPU", "2.14.1"]]
+    rows = [line.split()[:3] for line in lines[1:]]
+    assert rows == [["cpu-2.13.0", "CPU", "2.13.0"], ["cpu-2.14.1", "CPU", "2.14.1"]]
 
 
 def test_table_lists_every_backend(capsys) -> None:
