@@ -23,6 +23,8 @@ IMAGE_REPOSITORY: Final = "torch-compat"
 # backend's wheel index adds its own (+cpu, +cu130), so one version fits every backend.
 _TORCH_VERSION_RE: Final = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
 _CELL_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# The labels of GitHub's own runner images (ubuntu-24.04, ubuntu-24.04-arm, windows-2025, macos-15, ...).
+_GITHUB_HOSTED_RE: Final = re.compile(r"^(ubuntu|windows|macos)-(latest|[0-9][A-Za-z0-9._-]*)$")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,12 @@ class PlannedCell:
         data = asdict(self)
         data["runner_labels"] = list(self.runner_labels)
         return data
+
+
+def is_self_hosted(labels: Sequence[str]) -> bool:
+    """Whether `runs-on: labels` lands on a runner of our own: labelled self-hosted, or named anything but
+    a GitHub image (an actions-runner-controller scale set is addressed by its name alone)."""
+    return "self-hosted" in labels or not all(_GITHUB_HOSTED_RE.match(label) for label in labels)
 
 
 def image_for(backend_id: str, torch: str = "") -> str:
@@ -87,7 +95,7 @@ def plan_cells(backends: Sequence[str] | None = None, torch: str | Iterable[str]
                     display_name=backend.display_name,
                     image=image_for(backend.id, version),
                     runner_labels=backend.runner_labels,
-                    self_hosted="self-hosted" in backend.runner_labels,
+                    self_hosted=is_self_hosted(backend.runner_labels),
                     accelerator=backend.accelerator,
                     torch=version,
                 )

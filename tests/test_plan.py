@@ -7,7 +7,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import RegistryError, UsageError
-from harness.plan import github_matrix, plan_cells
+from harness.plan import github_matrix, is_self_hosted, plan_cells
 from harness.registry import load_registry
 
 
@@ -27,7 +27,7 @@ def test_every_registry_backend_is_planned_with_its_labels() -> None:
         assert cell["cell_id"] == backend.id
         assert cell["runner_labels"] == list(backend.runner_labels)
         assert cell["display_name"] == backend.display_name
-        assert cell["self_hosted"] == ("self-hosted" in backend.runner_labels)
+        assert cell["self_hosted"] == is_self_hosted(backend.runner_labels)
         assert cell["image"] == f"torch-compat/{backend.id}"
     gpu = [c for c in include if registry[c["backend"]].needs_device]
     assert gpu and all(c["self_hosted"] for c in gpu), "GPU cells must run on self-hosted runners"
@@ -75,6 +75,24 @@ def test_table_shows_the_torch_version_of_each_cell(capsys) -> None:
     assert lines[0].split()[:3] == ["cell", "backend", "torch"]
     rows = [line.split()[:3] for line in lines[1:]]
     assert rows == [["cpu-2.13.0", "CPU", "2.13.0"], ["cpu-2.14.1", "CPU", "2.14.1"]]
+
+
+@pytest.mark.parametrize(
+    ("labels", "self_hosted"),
+    [
+        (["ubuntu-24.04"], False),
+        (["ubuntu-latest"], False),
+        (["ubuntu-24.04-arm"], False),
+        (["windows-2025"], False),
+        (["macos-15"], False),
+        (["self-hosted", "linux", "x64", "gpu-nvidia"], True),
+        (["torch-compat-cuda"], True),  # an actions-runner-controller scale set: its name is its only label
+        (["ubuntu-24.04", "gpu"], True),
+        (["ubuntu"], True),
+    ],
+)
+def test_a_cell_is_self_hosted_unless_it_runs_on_a_github_image(labels: list[str], self_hosted: bool) -> None:
+    assert is_self_hosted(labels) is self_hosted
 
 
 def test_table_lists_every_backend(capsys) -> None:
