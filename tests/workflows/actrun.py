@@ -138,13 +138,15 @@ class ActRun:
         """What a broken run looks like to its author: each job's result, every error, each failed step's last lines."""
         lines = [f"act exited {self.returncode} after {self.seconds:.0f} s"]
         lines += [f"  job {job}: {result}" for job, result in self.jobs().items()]
-        errors = [
-            f"  {e.get('jobID')}: {line.strip()}"
-            for e in self.events
-            if e.get("raw_output")
-            for line in str(e.get("msg", "")).splitlines()
-            if line.startswith(("::error::", "harness: error:"))
-        ]
+        errors = []
+        for event in self.events:
+            text = str(event.get("msg", ""))
+            if event.get("command") == "error":  # act turns `::error::` lines into events of their own
+                errors.append(f"  {event.get('jobID')}: ::error::{text.split('::error::', 1)[-1].strip()}")
+            elif event.get("raw_output"):
+                errors += [
+                    f"  {event.get('jobID')}: {s.strip()}" for s in text.splitlines() if s.startswith("harness: error:")
+                ]
         lines += ["errors:", *errors[-15:]] if errors else []
         for (job, step), output in self._failed_step_output().items():
             lines += [f"last output of failed step {job} / {step}:", *(f"    {s}" for s in output[-tail:])]

@@ -58,6 +58,7 @@ def test_a_wrong_output_name_fails_the_run_before_any_cell(tmp_path: Path, act: 
     assert run.returncode != 0
     jobs = run.jobs()
     assert jobs["plan"] == "success", run.digest()
-    assert not any(job.startswith("cell (") for job in jobs), "a cell ran without a plan"
+    assert not any(job.startswith("cell") for job in jobs), "a cell ran without a plan"
+    assert "::error::the plan job gave no matrix (needs.plan.outputs.matrix is empty)" in run.digest()
     assert not (run.github / "artifacts").exists() or not any((run.github / "artifacts").iterdir())
     assert jobs.get("deploy") != "success", run.digest()
