@@ -1,14 +1,17 @@
 """The cells to run, derived from the registry only; printed as a GitHub Actions matrix.
 
-One cell per backend: its id is the backend id, so a column keeps its id from run to run
-and `harness diff` can pair it with the baseline's column.
+One cell per backend and torch version. With no version, or a single one, a cell's id is the
+backend id, so a column keeps its id from run to run (the nightly's `cu130` column stays
+`cu130` across a torch upgrade, and `harness diff` pairs it with the baseline's column to show
+what the upgrade changed). With several versions in one plan the ids must differ, so each
+carries its version: `cu130-2.13.0`, `cu130-2.14.1`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
@@ -16,7 +19,12 @@ from harness.errors import UsageError
 from harness.registry import get_backend, load_registry
 
 IMAGE_REPOSITORY: Final = "torch-compat"
-_TORCH_VERSION_RE: Final = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?([a-z0-9.+-]*)$")
+# A public PEP 440 release of torch: 2.14.1, 2.15.0rc1, 2.16.0.dev20261201. No local tag: each
+# backend's wheel index adds its own (+cpu, +cu130), so one version fits every backend.
+_TORCH_VERSION_RE: Final = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
+_CELL_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# The labels of GitHub's own runner images (ubuntu-24.04, ubuntu-24.04-arm, windows-2025, macos-15, ...).
+_GITHUB_HOSTED_RE: Final = re.compile(r"^(ubuntu|windows|macos)-(latest|[0-9][A-Za-z0-9._-]*)$")
 
 
 @dataclass(frozen=True)
@@ -36,33 +44,62 @@ class PlannedCell:
         return data
 
 
+def is_self_hosted(labels: Sequence[str]) -> bool:
+    """Whether `runs-on: labels` lands on a runner of our own: labelled self-hosted, or named anything but
+    a GitHub image (an actions-runner-controller scale set is addressed by its name alone)."""
+    return "self-hosted" in labels or not all(_GITHUB_HOSTED_RE.match(label) for label in labels)
+
+
 def image_for(backend_id: str, torch: str = "") -> str:
     """`torch-compat/<backend>`, tagged with the torch version when one is pinned."""
     name = f"{IMAGE_REPOSITORY}/{backend_id}"
     return f"{name}:torch-{torch}" if torch else name
 
 
-def plan_cells(backends: Sequence[str] | None = None, torch: str = "") -> list[PlannedCell]:
-    """Cells for the selected backends (all, in registry order, when none are named)."""
-    if torch and not _TORCH_VERSION_RE.match(torch):
-        raise UsageError(f"--torch {torch!r} is not a version like 2.13.0")
+def parse_torch_versions(values: str | Iterable[str] | None) -> tuple[str, ...]:
+    """`"2.13.0,2.14.1"` (or several such strings) -> ("2.13.0", "2.14.1"), in order, without repeats."""
+    texts = [values] if isinstance(values, str) else list(values or ())
+    versions = [part.strip() for text in texts for part in text.split(",") if part.strip()]
+    for version in versions:
+        if "+" in version:
+            raise UsageError(
+                f"--torch {version!r} carries a local tag",
+                hint=f"give the release ({version.split('+', 1)[0]}); each backend's index adds its own +tag",
+            )
+        if not _TORCH_VERSION_RE.match(version):
+            raise UsageError(f"--torch {version!r} is not a version like 2.13.0 (a list: 2.13.0,2.14.1)")
+    return tuple(dict.fromkeys(versions))
+
+
+def cell_id_for(backend_id: str, torch: str, several_versions: bool) -> str:
+    """The backend id; `<backend>-<version>` when the plan holds several versions."""
+    cell_id = f"{backend_id}-{torch}" if several_versions else backend_id
+    if not _CELL_ID_RE.match(cell_id):
+        raise UsageError(f"cell id {cell_id!r} is not a valid cell id (letters, digits, '.', '_', '-'; <= 128)")
+    return cell_id
+
+
+def plan_cells(backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None) -> list[PlannedCell]:
+    """Cells for the selected backends (all, in registry order, when none are named) x torch versions."""
+    versions = parse_torch_versions(torch) or ("",)
     registry = load_registry()
     chosen = [get_backend(b).id for b in backends] if backends else list(registry)
     cells = []
     for backend_id in dict.fromkeys(chosen):
         backend = registry[backend_id]
-        cells.append(
-            PlannedCell(
-                cell_id=backend.id,
-                backend=backend.id,
-                display_name=backend.display_name,
-                image=image_for(backend.id, torch),
-                runner_labels=backend.runner_labels,
-                self_hosted="self-hosted" in backend.runner_labels,
-                accelerator=backend.accelerator,
-                torch=torch,
+        for version in versions:
+            cells.append(
+                PlannedCell(
+                    cell_id=cell_id_for(backend.id, version, len(versions) > 1),
+                    backend=backend.id,
+                    display_name=backend.display_name,
+                    image=image_for(backend.id, version),
+                    runner_labels=backend.runner_labels,
+                    self_hosted=is_self_hosted(backend.runner_labels),
+                    accelerator=backend.accelerator,
+                    torch=version,
+                )
             )
-        )
     return cells
 
 
@@ -72,9 +109,17 @@ def github_matrix(cells: Sequence[PlannedCell]) -> str:
 
 
 def table(cells: Sequence[PlannedCell]) -> str:
-    headers = ("cell", "backend", "image", "runner labels", "self-hosted")
+    headers = ("cell", "backend", "torch", "image", "runner labels", "self-hosted")
     rows = [
-        (c.cell_id, c.display_name, c.image, ",".join(c.runner_labels), "yes" if c.self_hosted else "no") for c in cells
+        (
+            c.cell_id,
+            c.display_name,
+            c.torch or "(image default)",
+            c.image,
+            ",".join(c.runner_labels),
+            "yes" if c.self_hosted else "no",
+        )
+        for c in cells
     ]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in [headers, *rows]]

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from harness.cli import main
 from harness.errors import RegistryError, UsageError
-from harness.plan import github_matrix, plan_cells
+from harness.plan import github_matrix, is_self_hosted, plan_cells
 from harness.registry import load_registry
 
 
@@ -26,7 +27,7 @@ def test_every_registry_backend_is_planned_with_its_labels() -> None:
         assert cell["cell_id"] == backend.id
         assert cell["runner_labels"] == list(backend.runner_labels)
         assert cell["display_name"] == backend.display_name
-        assert cell["self_hosted"] == ("self-hosted" in backend.runner_labels)
+        assert cell["self_hosted"] == is_self_hosted(backend.runner_labels)
         assert cell["image"] == f"torch-compat/{backend.id}"
     gpu = [c for c in include if registry[c["backend"]].needs_device]
     assert gpu and all(c["self_hosted"] for c in gpu), "GPU cells must run on self-hosted runners"
@@ -35,9 +36,63 @@ def test_every_registry_backend_is_planned_with_its_labels() -> None:
 def test_select_backends_and_pin_torch(capsys) -> None:
     assert main(["plan", "--format", "github", "--backend", "cpu", "--backend", "rocm", "--torch", "2.13.0"]) == 0
     include = json.loads(capsys.readouterr().out)["include"]
-    assert [c["cell_id"] for c in include] == ["cpu", "rocm"]
+    assert [c["cell_id"] for c in include] == ["cpu", "rocm"], "one version keeps the backend id as the cell id"
     assert {c["image"] for c in include} == {"torch-compat/cpu:torch-2.13.0", "torch-compat/rocm:torch-2.13.0"}
     assert {c["torch"] for c in include} == {"2.13.0"}
+
+
+def test_several_torch_versions_make_a_cell_per_backend_and_version(golden, capsys) -> None:
+    args = ["plan", "--format", "github", "--backend", "cpu", "--backend", "cu130", "--torch", "2.13.0,2.14.1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    golden("plan-github-torch-versions.json", out)
+    include = json.loads(out)["include"]
+    assert [(c["cell_id"], c["backend"], c["torch"], c["image"]) for c in include] == [
+        ("cpu-2.13.0", "cpu", "2.13.0", "torch-compat/cpu:torch-2.13.0"),
+        ("cpu-2.14.1", "cpu", "2.14.1", "torch-compat/cpu:torch-2.14.1"),
+        ("cu130-2.13.0", "cu130", "2.13.0", "torch-compat/cu130:torch-2.13.0"),
+        ("cu130-2.14.1", "cu130", "2.14.1", "torch-compat/cu130:torch-2.14.1"),
+    ]
+    cell_id = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+    assert all(cell_id.match(c["cell_id"]) for c in include)
+    # the same list given as repeated options, with a repeat and blanks, plans the same cells
+    assert main([*args[:-1], "2.13.0", "--torch", " 2.14.1 ,2.13.0,"]) == 0
+    assert json.loads(capsys.readouterr().out)["include"] == include
+
+
+def test_every_backend_times_every_version_is_planned() -> None:
+    versions = ("2.13.0", "2.14.1", "2.15.0rc1", "2.16.0.dev20261201")
+    cells = plan_cells(torch=",".join(versions))
+    registry = load_registry()
+    assert [(c.backend, c.torch) for c in cells] == [(b, v) for b in registry for v in versions]
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert {c.cell_id for c in cells if c.backend == "cu130"} == {f"cu130-{v}" for v in versions}
+
+
+def test_table_shows_the_torch_version_of_each_cell(capsys) -> None:
+    assert main(["plan", "--backend", "cpu", "--torch", "2.13.0,2.14.1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["cell", "backend", "torch"]
+    rows = [line.split()[:3] for line in lines[1:]]
+    assert rows == [["cpu-2.13.0", "CPU", "2.13.0"], ["cpu-2.14.1", "CPU", "2.14.1"]]
+
+
+@pytest.mark.parametrize(
+    ("labels", "self_hosted"),
+    [
+        (["ubuntu-24.04"], False),
+        (["ubuntu-latest"], False),
+        (["ubuntu-24.04-arm"], False),
+        (["windows-2025"], False),
+        (["macos-15"], False),
+        (["self-hosted", "linux", "x64", "gpu-nvidia"], True),
+        (["torch-compat-cuda"], True),  # an actions-runner-controller scale set: its name is its only label
+        (["ubuntu-24.04", "gpu"], True),
+        (["ubuntu"], True),
+    ],
+)
+def test_a_cell_is_self_hosted_unless_it_runs_on_a_github_image(labels: list[str], self_hosted: bool) -> None:
+    assert is_self_hosted(labels) is self_hosted
 
 
 def test_table_lists_every_backend(capsys) -> None:
@@ -47,10 +102,24 @@ def test_table_lists_every_backend(capsys) -> None:
         assert backend.display_name in out and ",".join(backend.runner_labels) in out
 
 
-def test_bad_inputs_are_refused(capsys) -> None:
-    with pytest.raises(UsageError):
-        plan_cells(torch="latest; rm -rf /")
+@pytest.mark.parametrize(
+    ("torch", "message"),
+    [
+        ("latest; rm -rf /", "not a version"),
+        ("$(boom)", "not a version"),
+        ("2.13.0,nightly", "'nightly' is not a version"),
+        ("2.13.0+cu130", "carries a local tag"),
+        ("2", "not a version"),
+    ],
+)
+def test_bad_torch_versions_are_refused_in_one_line(torch: str, message: str, capsys) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        plan_cells(torch=torch)
+    assert main(["plan", "--torch", torch]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and err.startswith("harness: error: ")
+
+
+def test_unknown_backends_are_refused() -> None:
     with pytest.raises(RegistryError):
         plan_cells(["nope"])
-    assert main(["plan", "--torch", "$(boom)"]) == 2
-    assert "not a version" in capsys.readouterr().err

@@ -86,3 +86,24 @@ def test_ci_runs_lint_tests_a_cpu_cell_and_keeps_the_page() -> None:
         "PIP_EXTRA_INDEX_URL: https://download.pytorch.org/whl/cpu",
     ):
         assert needed in text, needed
+
+
+def test_jobs_install_the_harness_one_way_and_self_hosted_cells_need_no_tool_cache() -> None:
+    for name in FILES:
+        text = _text(name)
+        assert "pip install -e ." not in text, f"{name}: install the harness with ./.github/actions/setup-harness"
+    compat = _text("compat-matrix.yml")
+    assert compat.count("uses: ./.github/actions/setup-harness") == 3  # plan, cell, merge
+    cell = compat[compat.index("\n  cell:") : compat.index("\n  merge:")]
+    setup_python = cell[cell.index("uses: actions/setup-python") - 120 : cell.index("uses: actions/setup-python") + 120]
+    assert "if: ${{ !matrix.self_hosted }}" in setup_python, "a self-hosted GPU box has no tool cache for setup-python"
+    assert "if: ${{ matrix.self_hosted }}" in cell and "harness prune --budget" in cell
+    action = (REPO / ".github" / "actions" / "setup-harness" / "action.yml").read_text(encoding="utf-8")
+    assert "sys.version_info < (3, 11)" in action and '-m venv "$venv"' in action and "GITHUB_PATH" in action
+
+
+def test_the_torch_input_takes_a_list_of_versions() -> None:
+    text = _text("compat-matrix.yml")
+    assert "comma-separated (e.g. 2.13.0,2.14.1)" in text
+    assert 'harness plan --format github ${TORCH:+--torch "$TORCH"}' in text
+    assert "TORCH: ${{ matrix.torch }}" in text and '${TORCH:+--torch "$TORCH"}' in text
