@@ -101,6 +101,7 @@ class OCIContainer:
         labels: dict[str, str] | None = None,
         keep: bool | None = None,
         stop_grace: int = STOP_GRACE,
+        before_start: Callable[[Any], None] | None = None,
     ) -> None:
         self.client = client
         self.name = unique_name(name_prefix)
@@ -114,9 +115,11 @@ class OCIContainer:
                 OWNER_PROCESS_LABEL: owner_token(),
                 **({KEEP_LABEL: "1"} if self.keep else {}),
             }
+        self.before_start = before_start  # e.g. copy files in (put_archive) before the command runs
         self.container: Any = None
         self.final_state: dict[str, Any] = {}
         self._pump: threading.Thread | None = None
+        self._left = False
 
     # -- entering and leaving -----------------------------------------------------------------
     def __enter__(self) -> OCIContainer:
@@ -124,6 +127,8 @@ class OCIContainer:
 
         try:
             self.container = self.client.containers.create(name=self.name, detach=True, **self.options)
+            if self.before_start is not None:
+                self.before_start(self.container)
             self.container.start()
         except docker.errors.APIError as err:
             self._remove()
@@ -137,6 +142,9 @@ class OCIContainer:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self._left:  # leaving twice (done, then a launcher's close) is leaving once
+            return
+        self._left = True
         try:
             if self.state().get("Running"):
                 self.stop()
@@ -166,6 +174,8 @@ class OCIContainer:
             state = self.state()
             if not state or state.get("Status") in ("exited", "dead"):
                 self.final_state = state
+                if self._pump is not None:
+                    self._pump.join(timeout=10)  # all of its output is in before anyone judges it
                 return state
             if deadline is not None and time.monotonic() >= deadline:
                 return None
