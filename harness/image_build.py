@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 BUILD_TIMEOUT: Final = 6 * 3600  # seconds of silence a build step may have (pip installing a 3 GB wheel)
 VERIFY_FAILED: Final = "image verification failed:"
 VERIFY_NOTE: Final = "verification note:"
-CONTAINER_WHEELHOUSE: Final = "/wheelhouse"
+CONTAINER_WHEELHOUSE: Final = "/mnt"  # exists in every base image: mounting there leaves no empty mount point behind
 # Steps that do work (the rest only set metadata and finish at once).
 _WORK_STEP: Final = re.compile(r"Step \d+/\d+ : (FROM|RUN|COPY|ADD) ", re.IGNORECASE)
 _STEP_IMAGE: Final = re.compile(r"^ ---> ([0-9a-f]{12,64})$")
@@ -143,7 +143,8 @@ def install_venv(
         options["command"] = argv
     else:
         # a remote engine cannot see this host's files: upload them, and delete them before the commit
-        options["command"] = ["bash", "-c", '"$@"; status=$?; rm -rf "$0"; exit $status', CONTAINER_WHEELHOUSE, *argv]
+        script = '"$@"; status=$?; find "$0" -mindepth 1 -delete; exit $status'
+        options["command"] = ["bash", "-c", script, CONTAINER_WHEELHOUSE, *argv]
     progress(f"  installing {spec.requirement} from the wheelhouse in a container (no network)")
     tail: deque[str] = deque(maxlen=40)
 

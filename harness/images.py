@@ -42,6 +42,9 @@ DEFAULT_TORCH: Final = "torch==2.13.0"
 DEFAULT_PYTHON: Final = "python3"
 DEFAULT_UID: Final = 1000
 TEST_PACKAGES: Final = ("pytest", "pytest-xdist")
+# How harness/image_build.py turns a plan into an image; part of the tag, so a change of procedure
+# (where a wheelhouse is mounted, what is cleaned) is a new image, not a reused one.
+BUILD_PROCEDURE: Final = 2
 BUILD_TIMEOUT: Final = 6 * 3600  # seconds of silence a build step may have (pip installing a 3 GB wheel)
 # Docker's predefined build arguments: they reach RUN steps but are kept out of the image history.
 PROXY_ARGS: Final = tuple(
@@ -293,7 +296,7 @@ def inputs_hash(
 ) -> str:
     """sha256 over the context files, the build arguments (the wheelhouse's digest among them) and
     the backend's registry entry."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"procedure {BUILD_PROCEDURE}\n".encode())
     for name in sorted(files):
         digest.update(f"file {name} {_file_digest(files[name])}\n".encode())
     for name, content in sorted((generated or {}).items()):

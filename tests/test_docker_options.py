@@ -90,7 +90,11 @@ def test_every_container_is_contained(backend_id: str) -> None:
     assert "no-new-privileges:true" in options["security_opt"]
     assert options["user"] == "1000:1000"
     mounts = {m["Target"]: m for m in options["mounts"]}
-    assert set(mounts) == {docker_options.CONTAINER_SUITES, docker_options.CONTAINER_CELL, docker_options.CONTAINER_PLUGIN}
+    assert set(mounts) == {
+        docker_options.CONTAINER_SUITES,
+        docker_options.CONTAINER_CELL,
+        docker_options.CONTAINER_PLUGIN,
+    }
     assert mounts[docker_options.CONTAINER_SUITES]["ReadOnly"] is True
     assert mounts[docker_options.CONTAINER_PLUGIN]["ReadOnly"] is True
     assert mounts[docker_options.CONTAINER_CELL]["ReadOnly"] is False

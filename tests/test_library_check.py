@@ -157,8 +157,8 @@ def test_requirements_are_followed_and_extras_are_not(tmp_path: Path, built: dic
     top = tmp_path / "toppkg-1.0.dist-info"
     top.mkdir()
     (top / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: toppkg\nVersion: 1.0\nRequires-Dist: vendorlib>=1; platform_system == \"Linux\"\n"
-        "Requires-Dist: fakewheel ; extra == \"opt\"\n"
+        'Metadata-Version: 2.1\nName: toppkg\nVersion: 1.0\nRequires-Dist: vendorlib>=1; platform_system == "Linux"\n'
+        'Requires-Dist: fakewheel ; extra == "opt"\n'
     )
     (top / "RECORD").write_text("toppkg-1.0.dist-info/RECORD,,\n")
     report = run_check(tmp_path, root="toppkg")

@@ -51,7 +51,11 @@ def test_runtime_is_compared_by_version_parts() -> None:
 
 
 def test_facts_from_the_suites_probe() -> None:
-    probe = {"torch": {"version": "2.13.0+rocm7.2", "local_tag": "rocm7.2"}, "build": "rocm", "runtime": {"hip": "7.2.1"}}
+    probe = {
+        "torch": {"version": "2.13.0+rocm7.2", "local_tag": "rocm7.2"},
+        "build": "rocm",
+        "runtime": {"hip": "7.2.1"},
+    }
     facts = TorchFacts.from_probe(probe)
     assert facts.build == "rocm" and facts.runtime == "7.2.1" and facts.local_tag == "rocm7.2"
     assert backend_for_probe(probe) == "rocm"

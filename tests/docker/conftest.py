@@ -133,13 +133,13 @@ def cpu_spec(build_env: dict[str, str]) -> Any:
 @pytest.fixture(scope="session")
 def cpu_image(docker_client: Any, cpu_spec: Any) -> Any:
     """The cpu image, built (or reused) by the harness, with a proxy password in the environment."""
-    from harness import images
+    from harness import image_build
 
     saved = {name: os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy")}
     os.environ.update({"HTTPS_PROXY": FAKE_PROXY, "https_proxy": FAKE_PROXY})
     try:
         lines: list[str] = []
-        result = images.ensure_image(cpu_spec, docker_client, progress=lines.append)
+        result = image_build.ensure_image(cpu_spec, docker_client, progress=lines.append)
     finally:
         for name, value in saved.items():
             if value is None:

@@ -209,15 +209,18 @@ def test_health_gate_inside_the_container(
     from harness import images
 
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
-    opts = RunOptions(suites_dir=suites, results_dir=tmp_path / "results", backend="cu126", workers="1", progress=False)
+    opts = RunOptions(
+        suites_dir=suites, results_dir=tmp_path / "results", backend="cu126", cell_id=cell_id("cu126-broken"),
+        workers="1", progress=False,
+    )  # fmt: skip
     info = images.describe_image(docker_client.images.get(cpu_image.ref), cpu_image.ref)
     cpu = get_backend("cpu")
 
-    def make(_backend: Any, cell_dir: Path) -> ContainerLauncher:
+    def make(_backend: Any, cell_dir: Path, the_cell_id: str) -> ContainerLauncher:
         cell_dir.chmod(0o777)
         return ContainerLauncher(
             docker_client, cpu, image_ref=cpu_image.ref, image_info=info, suites_dir=suites, cell_dir=cell_dir,
-            cell_id=cell_id("cu126-broken"), user="1000:1000", settings=ContainerSettings(image=cpu_image.ref),
+            cell_id=the_cell_id, user="1000:1000", settings=ContainerSettings(image=cpu_image.ref),
         )  # fmt: skip
 
     outcome = run_cell(opts, make_launcher=make, backend_id="cu126")
