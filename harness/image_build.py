@@ -41,6 +41,7 @@ CONTAINER_WHEELHOUSE: Final = "/mnt"  # exists in every base image: mounting the
 # Steps that do work (the rest only set metadata and finish at once).
 _WORK_STEP: Final = re.compile(r"Step \d+/\d+ : (FROM|RUN|COPY|ADD) ", re.IGNORECASE)
 _STEP_IMAGE: Final = re.compile(r"^ ---> ([0-9a-f]{12,64})$")
+_ANSI: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # the engine colours a step's stderr
 
 
 class ImageBuildError(InfrastructureError):
@@ -233,7 +234,7 @@ def run_build_step(
             if "aux" in chunk and isinstance(chunk["aux"], dict):
                 made.image_id = chunk["aux"].get("ID", made.image_id)
             for line in str(chunk.get("stream") or chunk.get("status") or "").splitlines():
-                line = line.rstrip()
+                line = _ANSI.sub("", line).rstrip()
                 if not line:
                     continue
                 tail.append(line)

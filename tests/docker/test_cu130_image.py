@@ -73,6 +73,7 @@ def test_broken_cuda_wheels_are_refused_naming_the_wheel_and_the_library(
     assert f"nvidia-cublas 13.1.1.3: {CUBLAS_LIBRARY} is {CUT_SIZE} bytes, the wheel's RECORD says " in error
     assert "image verified" not in done.stderr
     assert "Bus error" not in done.stderr and "Traceback" not in done.stderr
+    assert "\x1b" not in error, "terminal colour codes of the build log reached the message"
     assert image_build.find_image(docker_client, plan.tag) is None
     assert image_build.find_image(docker_client, plan.venv_tag) is None, "the refused build left its venv image"
 
