@@ -103,7 +103,8 @@ def torch_wheel_facts(wheel: Path) -> TorchFacts:
         text = archive.read("torch/version.py").decode("utf-8", "replace")
     values = dict(re.findall(r"^(\w+)\s*(?::\s*[^=]+)?=\s*'([^']*)'", text, re.MULTILINE))
     cuda, hip, xpu = (values.get(name) or None for name in ("cuda", "hip", "xpu"))
-    return TorchFacts(version=values.get("__version__", ""), build=build_of(cuda, hip, xpu), cuda=cuda, hip=hip, xpu=xpu)
+    version = values.get("__version__", "")
+    return TorchFacts(version=version, build=build_of(cuda, hip, xpu), cuda=cuda, hip=hip, xpu=xpu)
 
 
 def make_wheelhouse(
