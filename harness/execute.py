@@ -279,10 +279,6 @@ def run_cell(
                 hint="pass --backend explicitly",
             )
     backend = get_backend(chosen)
-    if native:
-        missing = preflight(backend, container=False)
-        if missing:
-            return refuse_cell(opts, backend, "native", missing)
     cell, manifest = _new_cell(opts, backend, "native" if native else "container")
     launcher = make_launcher(backend, cell.path, manifest["cell_id"])
     try:
@@ -350,7 +346,9 @@ def _run(
         if fresh is None:
             log.write(f"health gate: {problem}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=problem)
-        problems = health_problems(backend, fresh, container=launcher.mode != "native")
+        # Natively the probe is cheap, so it runs even when a device is missing: both facts are told.
+        host = preflight(backend, container=False) if launcher.mode == "native" else None
+        problems = health_problems(backend, fresh, container=launcher.mode != "native", host_problem=host)
         if not problems:
             check = health_check_problem(launcher, backend, base_env)
             problems += [check] if check else []

@@ -154,12 +154,17 @@ def probe(launcher: Launcher, env: dict[str, str], backend: Backend) -> tuple[di
     return data, None
 
 
-def health_problems(backend: Backend, env_probe: dict[str, Any], *, container: bool = False) -> list[str]:
-    """Why this runner cannot produce a `backend` cell (empty list: healthy)."""
+def health_problems(
+    backend: Backend, env_probe: dict[str, Any], *, container: bool = False, host_problem: str | None = None
+) -> list[str]:
+    """Why this runner cannot produce a `backend` cell (empty list: healthy). `host_problem` is what
+    preflight found missing on the host of a native run; it says more than "no device visible"."""
     facts = TorchFacts.from_probe(env_probe)
     problems = mismatches(facts, backend.expected())
     if problems:
         problems[-1] += f" (install torch from {backend.wheel_index})"
+    if host_problem:
+        return [*problems, host_problem]
     accel = env_probe.get("accelerator") or {}
     if backend.accelerator and not accel.get("available") and not problems:
         errors = [e for e in env_probe.get("errors") or [] if "accelerator" in e or "devices" in e]

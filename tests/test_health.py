@@ -80,3 +80,11 @@ def test_a_gpu_build_without_a_visible_device_is_no_data_with_the_fix() -> None:
     assert len(problems) == 1
     assert "no CUDA 13.0 device is visible to torch in the container" in problems[0]
     assert "nothing ran" in problems[0] and "NVIDIA Container Toolkit" in problems[0]
+
+
+def test_a_native_run_tells_both_the_wrong_build_and_the_missing_device() -> None:
+    missing = health.no_device(get_backend("cu130"), "/dev/nvidiactl is missing on this host")
+    problems = health.health_problems(get_backend("cu130"), CPU_PROBE, host_problem=missing)
+    assert "is a cpu build, backend cu130 needs a cuda build" in problems[0] and problems[-1] == missing
+    # with the right build, the host's reason replaces the vaguer "no device visible"
+    assert health.health_problems(get_backend("cu130"), CU130_NO_GPU, host_problem=missing) == [missing]
