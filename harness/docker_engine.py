@@ -42,6 +42,8 @@ def connect(timeout: int = CONTROL_TIMEOUT) -> docker.DockerClient:
         version = client.version()
     except docker.errors.DockerException as err:
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if "Permission denied" in reason or "PermissionError" in reason:
+            raise _no_permission(where) from None
         raise DockerUnavailableError(f"no Docker engine answers at {where}: {reason}", hint=HOW_TO_FIX) from None
     except Exception as err:  # requests/urllib3 errors escape the SDK's own hierarchy
         raise DockerUnavailableError(
@@ -55,6 +57,18 @@ def connect(timeout: int = CONTROL_TIMEOUT) -> docker.DockerClient:
             hint="upgrade to Docker 20.10 or newer",
         )
     return client
+
+
+def _no_permission(where: str) -> DockerUnavailableError:
+    """The engine is there but this user may not use it: the usual state of a fresh self-hosted runner."""
+    import getpass
+
+    user = getpass.getuser()
+    return DockerUnavailableError(
+        f"user {user} may not use the Docker engine at {where} (permission denied on its socket); nothing ran",
+        hint=f"add the runner's user to the docker group: `sudo usermod -aG docker {user}`, then log in again "
+        "or restart the runner service; or use rootless Docker and point DOCKER_HOST at its socket",
+    )
 
 
 def engine_reachable() -> bool:

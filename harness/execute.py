@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import signal
 import socket
@@ -26,12 +25,11 @@ from harness.errors import (
     InterruptedRunError,
     UsageError,
 )
+from harness.health import health_check_problem, health_problems, preflight, probe
 from harness.launcher import Launcher, NativeLauncher
 from harness.progress import ProgressReporter
 from harness.registry import Backend, backend_for_probe, get_backend
 
-PROBE_SCRIPT = "_support/probe.py"
-PROBE_TIMEOUT = 180.0
 HARD_TIMEOUT_GRACE = 60.0
 
 
@@ -62,14 +60,20 @@ class CellOutcome:
         return str(self.manifest["status"])
 
 
-LauncherFactory = Callable[[Backend, Path], Launcher]
+# (backend, cell dir, cell id) -> the launcher that runs the cell's commands
+LauncherFactory = Callable[[Backend, Path, str], Launcher]
 
 
 def native_launcher(opts: RunOptions) -> LauncherFactory:
-    def make(_backend: Backend, cell_dir: Path) -> Launcher:
+    def make(_backend: Backend, cell_dir: Path, _cell_id: str) -> Launcher:
         return NativeLauncher(suites_dir=opts.suites_dir, cell_dir=cell_dir, python=opts.python)
 
     return make
+
+
+def resolve_cell_id(opts: RunOptions, backend: Backend) -> str:
+    """The cell id: the one asked for, else <backend>-<host>. Decided here only."""
+    return opts.cell_id or default_cell_id(backend.id)
 
 
 # -- facts about the suites ----------------------------------------------------------------
@@ -119,49 +123,7 @@ def runner_info() -> dict[str, Any]:
     }
 
 
-# -- probe and health gate --------------------------------------------------------------------
-def probe(launcher: Launcher, env: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
-    argv = [launcher.python, f"{launcher.suites_path}/{PROBE_SCRIPT}"]
-    done = launcher.execute(argv, env, PROBE_TIMEOUT)
-    if done.exit_code != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        return None, f"cannot probe torch on this runner (exit {done.exit_code}): {' / '.join(tail) or 'no output'}"
-    text = done.stdout
-    start = text.find("{")  # tolerate noise (warnings) printed before the object
-    try:
-        data = json.loads(text[start:]) if start >= 0 else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        return None, f"probe printed no JSON object: {text[-200:]!r}"
-    return data, None
-
-
-def health_problems(backend: Backend, env_probe: dict[str, Any]) -> list[str]:
-    """Why this runner cannot produce a `backend` cell (empty list: healthy)."""
-    problems: list[str] = []
-    torch = env_probe.get("torch") or {}
-    build = env_probe.get("build")
-    if build != backend.build:
-        problems.append(
-            f"torch {torch.get('version')} is a {build} build; backend {backend.id} needs a "
-            f"{backend.build} build (install from {backend.wheel_index})"
-        )
-    tag = torch.get("local_tag")
-    if backend.local_tag and tag and tag != backend.local_tag:
-        problems.append(
-            f"torch {torch.get('version')} carries +{tag}, backend {backend.id} expects +{backend.local_tag}"
-        )
-    runtime = env_probe.get("runtime") or {}
-    have = runtime.get("cuda") if backend.build == "cuda" else runtime.get("hip") if backend.build == "rocm" else None
-    if backend.runtime_version and have and not str(have).startswith(backend.runtime_version):
-        problems.append(f"runtime {have} does not match {backend.id} ({backend.runtime_version})")
-    accel = env_probe.get("accelerator") or {}
-    if backend.accelerator and not accel.get("available"):
-        problems.append(f"no {backend.display_name} device is visible to torch (accelerator unavailable)")
-    return problems
-
-
+# -- workers and environment ----------------------------------------------------------------
 def resolve_workers(workers: str, backend: Backend, env_probe: dict[str, Any] | None) -> int:
     if workers != "auto":
         try:
@@ -296,16 +258,17 @@ def _status_for(code: int | None) -> CellStatus:
 def run_cell(
     opts: RunOptions, make_launcher: LauncherFactory | None = None, backend_id: str | None = None
 ) -> CellOutcome:
-    """Run the suites once into a new cell dir and return how it ended."""
+    """Run the suites once into a new cell dir and return how it ended (natively unless a
+    launcher factory is given: container mode passes its own)."""
+    native = make_launcher is None
     make_launcher = make_launcher or native_launcher(opts)
-    features = load_features(opts.suites_dir)
     chosen = backend_id or opts.backend
     env_probe: dict[str, Any] | None = None
     if chosen is None:
         # Native default: the backend is whatever the local torch build is.
         scratch = Path(tempfile.mkdtemp(prefix="compat-probe-"))
-        launcher = make_launcher(get_backend("cpu"), scratch)
-        env_probe, problem = probe(launcher, dict(os.environ))
+        launcher = make_launcher(get_backend("cpu"), scratch, "probe")
+        env_probe, problem = probe(launcher, dict(os.environ), get_backend("cpu"))
         launcher.close()
         if env_probe is None:
             raise InfrastructureError(problem or "probe failed", hint=f"is torch installed for {launcher.python}?")
@@ -316,15 +279,26 @@ def run_cell(
                 hint="pass --backend explicitly",
             )
     backend = get_backend(chosen)
-    cell_id = opts.cell_id or default_cell_id(backend.id)
+    cell, manifest = _new_cell(opts, backend, "native" if native else "container")
+    launcher = make_launcher(backend, cell.path, manifest["cell_id"])
+    try:
+        with _sigterm_as_exception():
+            return _run(opts, backend, cell, launcher, manifest, env_probe)
+    finally:
+        launcher.close()
+
+
+def _new_cell(opts: RunOptions, backend: Backend, mode: str) -> tuple[CellDir, dict[str, Any]]:
+    """A new cell dir with its manifest written (before anything runs)."""
+    features = load_features(opts.suites_dir)
+    cell_id = resolve_cell_id(opts, backend)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     cell = CellDir(opts.results_dir / f"{cell_id}-{stamp}")
     cell.path.mkdir(parents=True, exist_ok=False)
-    launcher = make_launcher(backend, cell.path)
     manifest = new_manifest(
         cell_id=cell_id,
         backend=backend.id,
-        mode=launcher.mode,
+        mode=mode,
         suite_sha=suite_sha(opts.suites_dir),
         runner=runner_info(),
         features=features,
@@ -336,11 +310,15 @@ def run_cell(
         },
     )
     cell.write_manifest(manifest)
-    try:
-        with _sigterm_as_exception():
-            return _run(opts, backend, cell, launcher, manifest, env_probe)
-    finally:
-        launcher.close()
+    return cell, manifest
+
+
+def refuse_cell(opts: RunOptions, backend: Backend, mode: str, reason: str) -> CellOutcome:
+    """A cell that cannot run here (no device, no image): NO DATA with the reason, and nothing run."""
+    cell, manifest = _new_cell(opts, backend, mode)
+    with cell.output_log.open("ab") as log:
+        log.write(f"health gate: {reason}\n".encode())
+    return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=reason)
 
 
 def _finish(cell: CellDir, manifest: dict[str, Any], status: CellStatus, **fields: Any) -> CellOutcome:
@@ -362,20 +340,18 @@ def _run(
     log = cell.output_log.open("ab")
     try:
         base_env = run_env(launcher, backend, opts, 1, None)
-        fresh, problem = probe(launcher, base_env)
+        fresh, problem = probe(launcher, base_env, backend)
         env_probe = fresh or env_probe
         manifest["environment"] = env_probe
         if fresh is None:
             log.write(f"health gate: {problem}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=problem)
-        problems = health_problems(backend, fresh)
-        if launcher.mode != "native" or backend.needs_device:
-            check = launcher.execute(list(backend.health_check), base_env, 60)
-            if check.exit_code != 0:
-                detail = (check.stderr or check.stdout).strip().splitlines()[-1:] or ["no output"]
-                problems.append(
-                    f"health check `{' '.join(backend.health_check)}` failed (exit {check.exit_code}): {detail[0]}"
-                )
+        # Natively the probe is cheap, so it runs even when a device is missing: both facts are told.
+        host = preflight(backend, container=False) if launcher.mode == "native" else None
+        problems = health_problems(backend, fresh, container=launcher.mode != "native", host_problem=host)
+        if not problems:
+            check = health_check_problem(launcher, backend, base_env)
+            problems += [check] if check else []
         if problems:
             message = "; ".join(problems)
             log.write(f"health gate: {message}\n".encode())

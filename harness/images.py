@@ -1,15 +1,17 @@
-"""Backend images: build inputs from the registry, a tag that is the hash of those inputs,
-and `docker build` through the Docker SDK (never the docker CLI), skipped when the tag exists.
+"""Backend images, planned: build inputs from the registry, a tag that is the hash of those
+inputs, the build context and the labels. No engine is touched here (harness/image_build.py
+builds the plan through the Docker SDK).
 
 Every backend builds dockerfiles/Dockerfile (the shared recipe); a backend whose build kind has
 its own layer (dockerfiles/Dockerfile.rocm, dockerfiles/Dockerfile.xpu) gets a second build on
-top. The build context is a small temp dir holding only those files, verify_torch.py, the
-wheelhouse (if any) and the extra CA bundle (if any), never the repository.
+top. The build context is a small temp dir holding only those files, install-venv.sh, the
+verifier (verify_torch.py, torch_build.py, library_check.py), the registry's host libraries and
+the extra CA bundle (if any), never the repository and never the wheelhouse: a wheelhouse is
+mounted into an install container instead (see image_build.py), and only its digest enters the tag.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -17,24 +19,22 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
-import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from harness.errors import InfrastructureError, UsageError
-from harness.registry import Backend, get_backend
-
-if TYPE_CHECKING:
-    import docker
+from harness.errors import UsageError
+from harness.registry import Backend, get_backend, host_libraries
 
 REPO_DIR: Final = Path(__file__).resolve().parent.parent
 DOCKERFILES_DIR: Final = Path(os.environ.get("HARNESS_DOCKERFILES") or REPO_DIR / "dockerfiles")
-VERIFY_SCRIPT: Final = Path(__file__).with_name("verify_torch.py")
+HARNESS_DIR: Final = Path(__file__).resolve().parent
+# The image verifier and the two stdlib-only modules it needs, copied into every image.
+VERIFIER_FILES: Final = ("verify_torch.py", "torch_build.py", "library_check.py")
+INSTALL_SCRIPT: Final = "install-venv.sh"
+HOST_LIBRARIES_FILE: Final = "host-libraries.json"
 COMMON_DOCKERFILE: Final = "Dockerfile"
 IMAGE_REPO: Final = "torch-compat"
 # The release the harness qualifies by default (pytorch-ci.md: CURRENT_STABLE_VERSION); --torch overrides it.
@@ -42,6 +42,9 @@ DEFAULT_TORCH: Final = "torch==2.13.0"
 DEFAULT_PYTHON: Final = "python3"
 DEFAULT_UID: Final = 1000
 TEST_PACKAGES: Final = ("pytest", "pytest-xdist")
+# How harness/image_build.py turns a plan into an image; part of the tag, so a change of procedure
+# (where a wheelhouse is mounted, what is cleaned) is a new image, not a reused one.
+BUILD_PROCEDURE: Final = 2
 BUILD_TIMEOUT: Final = 6 * 3600  # seconds of silence a build step may have (pip installing a 3 GB wheel)
 # Docker's predefined build arguments: they reach RUN steps but are kept out of the image history.
 PROXY_ARGS: Final = tuple(
@@ -49,9 +52,9 @@ PROXY_ARGS: Final = tuple(
     for base in ("HTTP_PROXY", "HTTPS_PROXY", "FTP_PROXY", "NO_PROXY", "ALL_PROXY")
     for name in (base, base.lower())
 )
-# Build arguments that only feed labels: they must not change the tag (a new commit is not a new image).
-LABEL_ONLY_ARGS: Final = frozenset({"SOURCE_URL", "REVISION"})
-VERIFY_FAILED: Final = "image verification failed:"
+# Build arguments that must not change the tag: labels of the checkout (a new commit is not a new
+# image) and the venv image of a wheelhouse build (named after the tag itself).
+LABEL_ONLY_ARGS: Final = frozenset({"SOURCE_URL", "REVISION", "VENV_IMAGE"})
 
 # Environment defaults for `harness build` / `harness run --backend` (documented in docs/containers.md).
 ENV_BASE_IMAGE: Final = "HARNESS_BASE_IMAGE"
@@ -64,14 +67,6 @@ ENV_CA_BUNDLE: Final = "HARNESS_CA_BUNDLE"
 ENV_BUILD_NETWORK: Final = "HARNESS_BUILD_NETWORK"
 
 Progress = Callable[[str], None]
-
-
-class ImageBuildError(InfrastructureError):
-    """docker build failed (no network, a broken index, a missing base image)."""
-
-
-class ImageVerificationError(ImageBuildError):
-    """The image's torch is not the build its backend claims."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +108,7 @@ class BuildStep:
 class BuildPlan:
     spec: BuildSpec
     files: dict[str, Path]  # context path -> source file
+    generated: dict[str, bytes]  # context path -> content made by the harness
     steps: tuple[BuildStep, ...]
     inputs_hash: str
 
@@ -120,12 +116,10 @@ class BuildPlan:
     def tag(self) -> str:
         return self.steps[-1].tag
 
-
-@dataclass(frozen=True)
-class ImageResult:
-    ref: str
-    id: str
-    reused: bool
+    @property
+    def venv_tag(self) -> str:
+        """The image a wheelhouse build installs the venv into (removed once the image is built)."""
+        return f"{self.tag}-venv"
 
 
 # -- the spec ---------------------------------------------------------------------------------
@@ -208,47 +202,6 @@ def build_spec(
     )
 
 
-def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options shared by `harness build` and container runs (each defaults from a HARNESS_* variable)."""
-    group = parser.add_argument_group("image build (container mode)")
-    group.add_argument("--base-image", help=f"base image (default: the registry's; env {ENV_BASE_IMAGE})")
-    group.add_argument(
-        "--image-python",
-        dest="image_python",
-        help=f"interpreter package in the image (default python3; env {ENV_PYTHON})",
-    )
-    group.add_argument("--torch", help=f"torch version or requirement (default {DEFAULT_TORCH}; env {ENV_TORCH})")
-    group.add_argument("--index-url", help=f"torch wheel index (default: the registry's; env {ENV_INDEX_URL})")
-    group.add_argument(
-        "--package-index-url", help=f"index for pytest and friends (default PyPI; env {ENV_PACKAGE_INDEX_URL})"
-    )
-    group.add_argument(
-        "--wheelhouse", type=Path, help=f"install every wheel from this folder, with no index (env {ENV_WHEELHOUSE})"
-    )
-    group.add_argument(
-        "--ca-bundle", type=Path, help=f"extra CA certificates (PEM) for a TLS proxy (env {ENV_CA_BUNDLE})"
-    )
-    group.add_argument(
-        "--build-network", help=f"network mode of build steps, e.g. host or none (env {ENV_BUILD_NETWORK})"
-    )
-    group.add_argument("--rebuild", action="store_true", help="build even when an image with the same inputs exists")
-    group.add_argument("--build-log", action="store_true", help="print every line of the build, not only its steps")
-
-
-def spec_from_args(args: argparse.Namespace, backend_id: str) -> BuildSpec:
-    return build_spec(
-        backend_id,
-        base_image=args.base_image,
-        python=args.image_python,
-        torch=args.torch,
-        index_url=args.index_url,
-        package_index_url=args.package_index_url,
-        wheelhouse=args.wheelhouse,
-        ca_bundle=args.ca_bundle,
-        network=args.build_network,
-    )
-
-
 # -- the plan: context files, build arguments, tag ---------------------------------------------
 def layer_dockerfile(backend: Backend) -> str | None:
     """The backend's own layer (Dockerfile.rocm, Dockerfile.xpu), if its build kind has one."""
@@ -257,20 +210,45 @@ def layer_dockerfile(backend: Backend) -> str | None:
 
 
 def context_files(spec: BuildSpec) -> dict[str, Path]:
-    """What goes into the build context: context path -> file on this host."""
+    """What goes into the build context from this host: context path -> file."""
     common = DOCKERFILES_DIR / COMMON_DOCKERFILE
     if not common.is_file():
         raise UsageError(f"{common} not found", hint="run from a checkout of the harness, or set HARNESS_DOCKERFILES")
-    files = {COMMON_DOCKERFILE: common, "verify_torch.py": VERIFY_SCRIPT}
+    files = {COMMON_DOCKERFILE: common, INSTALL_SCRIPT: DOCKERFILES_DIR / INSTALL_SCRIPT}
+    files.update({name: HARNESS_DIR / name for name in VERIFIER_FILES})
     layer = layer_dockerfile(spec.backend)
     if layer:
         files[layer] = DOCKERFILES_DIR / layer
-    if spec.wheelhouse:
-        for wheel in sorted(spec.wheelhouse.glob("*.whl")):
-            files[f"wheelhouse/{wheel.name}"] = wheel
     if spec.ca_bundle:
         files["ca-certificates/extra-ca.crt"] = spec.ca_bundle
     return files
+
+
+def generated_files() -> dict[str, bytes]:
+    """Context files the harness writes: the registry's host-provided libraries, for the verifier."""
+    table = {lib.pattern: lib.reason for lib in host_libraries()}
+    return {HOST_LIBRARIES_FILE: (json.dumps(table, indent=1, sort_keys=True) + "\n").encode()}
+
+
+def wheelhouse_wheels(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.whl"))
+
+
+def wheelhouse_digest(folder: Path) -> str:
+    """sha256 over the names and contents of a wheelhouse's wheels (the image's torch source)."""
+    digest = hashlib.sha256()
+    for wheel in wheelhouse_wheels(folder):
+        digest.update(f"{wheel.name} {_file_digest(wheel)}\n".encode())
+    return digest.hexdigest()
+
+
+def torch_source(spec: BuildSpec) -> str:
+    """Where the image's torch comes from, for its label: the index, or the wheelhouse and its hash."""
+    if spec.wheelhouse:
+        torch_wheels = [w.name for w in wheelhouse_wheels(spec.wheelhouse) if w.name.startswith("torch-")]
+        named = f" ({', '.join(torch_wheels)})" if torch_wheels else ""
+        return f"wheelhouse sha256:{wheelhouse_digest(spec.wheelhouse)[:16]}{named}"
+    return f"index {redact_url(spec.index_url)}"
 
 
 def common_buildargs(spec: BuildSpec) -> dict[str, str]:
@@ -280,8 +258,10 @@ def common_buildargs(spec: BuildSpec) -> dict[str, str]:
         "BASE_IMAGE": spec.base_image,
         "PYTHON": spec.python,
         "TORCH_SPEC": spec.requirement,
-        "TORCH_INDEX_URL": spec.index_url,
-        "PACKAGE_INDEX_URL": spec.package_index_url,
+        # an index only where torch comes from one (the label must not name an index a wheelhouse replaced)
+        "TORCH_INDEX_URL": "" if spec.wheelhouse else spec.index_url,
+        "PACKAGE_INDEX_URL": "" if spec.wheelhouse else spec.package_index_url,
+        "TORCH_SOURCE": torch_source(spec),
         "TEST_PACKAGES": " ".join(TEST_PACKAGES),
         "COMPAT_UID": str(spec.uid),
         "BACKEND": backend.id,
@@ -308,11 +288,19 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def inputs_hash(files: Mapping[str, Path], buildargs: Iterable[Mapping[str, str]], backend: Backend) -> str:
-    """sha256 over the context files, the build arguments and the backend's registry entry."""
-    digest = hashlib.sha256()
+def inputs_hash(
+    files: Mapping[str, Path],
+    buildargs: Iterable[Mapping[str, str]],
+    backend: Backend,
+    generated: Mapping[str, bytes] | None = None,
+) -> str:
+    """sha256 over the context files, the build arguments (the wheelhouse's digest among them) and
+    the backend's registry entry."""
+    digest = hashlib.sha256(f"procedure {BUILD_PROCEDURE}\n".encode())
     for name in sorted(files):
         digest.update(f"file {name} {_file_digest(files[name])}\n".encode())
+    for name, content in sorted((generated or {}).items()):
+        digest.update(f"file {name} {hashlib.sha256(content).hexdigest()}\n".encode())
     for step, args in enumerate(buildargs):
         kept = {k: v for k, v in sorted(args.items()) if k not in LABEL_ONLY_ARGS}
         digest.update(f"args {step} {json.dumps(kept, sort_keys=True)}\n".encode())
@@ -322,21 +310,21 @@ def inputs_hash(files: Mapping[str, Path], buildargs: Iterable[Mapping[str, str]
 
 def plan_build(spec: BuildSpec) -> BuildPlan:
     files = context_files(spec)
+    generated = generated_files()
     common_args = common_buildargs(spec)
     layer = layer_dockerfile(spec.backend)
     placeholder = f"{IMAGE_REPO}/{spec.backend.id}:common"  # the layer's FROM; its real tag follows from the hash
     arg_sets = [common_args] + ([layer_buildargs(spec, placeholder)] if layer else [])
-    digest = inputs_hash(files, arg_sets, spec.backend)
+    digest = inputs_hash(files, arg_sets, spec.backend, generated)
     tag = f"{IMAGE_REPO}/{spec.backend.id}:{digest[:12]}"
     labels = source_labels()
-    if not layer:
-        return BuildPlan(spec, files, (BuildStep(COMMON_DOCKERFILE, tag, {**common_args, **labels}),), digest)
-    common_tag = f"{tag}-common"
-    steps = (
-        BuildStep(COMMON_DOCKERFILE, common_tag, {**common_args, **labels}),
-        BuildStep(layer, tag, layer_buildargs(spec, common_tag)),
-    )
-    return BuildPlan(spec, files, steps, digest)
+    common_tag = f"{tag}-common" if layer else tag
+    if spec.wheelhouse:
+        common_args = {**common_args, "VENV_IMAGE": f"{tag}-venv"}
+    steps = [BuildStep(COMMON_DOCKERFILE, common_tag, {**common_args, **labels})]
+    if layer:
+        steps.append(BuildStep(layer, tag, layer_buildargs(spec, common_tag)))
+    return BuildPlan(spec, files, generated, tuple(steps), digest)
 
 
 def source_labels() -> dict[str, str]:
@@ -358,140 +346,22 @@ def _git(*argv: str) -> str:
 
 
 def assemble_context(plan: BuildPlan, dest: Path) -> Path:
-    """Write the build context into `dest` (hard links where possible: wheels are large)."""
-    for sub in ("wheelhouse", "ca-certificates"):
-        (dest / sub).mkdir(parents=True, exist_ok=True)  # COPY needs them even when empty
+    """Write the build context into `dest` (a few small files: copies, never links to the checkout)."""
+    (dest / "ca-certificates").mkdir(parents=True, exist_ok=True)  # COPY needs it even when empty
     for name, source in plan.files.items():
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(source, target)
-        except OSError:
-            shutil.copyfile(source, target)
+        shutil.copyfile(source, target)
         target.chmod(0o644)  # the image gets files readable by its non-root user whatever the host umask
+    for name, content in plan.generated.items():
+        (dest / name).write_bytes(content)
+        (dest / name).chmod(0o644)
     return dest
 
 
-# -- the build --------------------------------------------------------------------------------
 def proxy_buildargs(env: Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if env is None else env
     return {name: env[name] for name in PROXY_ARGS if env.get(name)}
-
-
-def find_image(client: docker.DockerClient, ref: str) -> Any | None:
-    import docker.errors
-
-    try:
-        return client.images.get(ref)
-    except docker.errors.ImageNotFound:
-        return None
-
-
-def ensure_image(
-    spec: BuildSpec,
-    client: docker.DockerClient,
-    *,
-    rebuild: bool = False,
-    progress: Progress = print,
-    verbose: bool = False,
-) -> ImageResult:
-    """The image for `spec`: reused when its tag (the inputs' hash) exists, else built and verified."""
-    plan = plan_build(spec)
-    existing = None if rebuild else find_image(client, plan.tag)
-    if existing is not None:
-        progress(f"reusing image {plan.tag} (its build inputs are unchanged)")
-        return ImageResult(plan.tag, existing.id, reused=True)
-    where = f"wheelhouse {spec.wheelhouse}" if spec.wheelhouse else f"index {spec.index_url}"
-    progress(f"building image {plan.tag}: {spec.requirement} for {spec.backend.id} on {spec.base_image}, from {where}")
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="torch-compat-context-") as tmp:
-        context = assemble_context(plan, Path(tmp))
-        image_id = ""
-        for step in plan.steps:
-            image_id = run_build_step(client, context, step, spec, progress=progress, verbose=verbose)
-    progress(f"built image {plan.tag} in {time.monotonic() - started:.0f} s")
-    return ImageResult(plan.tag, image_id, reused=False)
-
-
-def run_build_step(
-    client: docker.DockerClient,
-    context: Path,
-    step: BuildStep,
-    spec: BuildSpec,
-    *,
-    progress: Progress = print,
-    verbose: bool = False,
-) -> str:
-    """One `docker build`, streamed: step lines always, every line with `verbose`; errors name their cause."""
-    import docker.errors
-
-    buildargs = {**step.buildargs, **proxy_buildargs()}
-    tail: deque[str] = deque(maxlen=40)
-    current_step = ""
-    image_id = ""
-    try:
-        stream = client.api.build(
-            path=str(context),
-            dockerfile=step.dockerfile,
-            tag=step.tag,
-            buildargs=buildargs,
-            labels={"torch-compat.inputs": step.tag.rsplit(":", 1)[-1]},
-            rm=True,
-            forcerm=True,
-            pull=False,
-            decode=True,
-            network_mode=spec.network,
-            timeout=BUILD_TIMEOUT,
-        )
-        for chunk in stream:
-            if "error" in chunk:
-                raise _build_failure(step, spec, current_step, str(chunk["error"]).strip(), tail)
-            if "aux" in chunk and isinstance(chunk["aux"], dict):
-                image_id = chunk["aux"].get("ID", image_id)
-            for line in str(chunk.get("stream") or chunk.get("status") or "").splitlines():
-                line = line.rstrip()
-                if not line:
-                    continue
-                tail.append(line)
-                if line.startswith("Step "):
-                    current_step = line
-                    if verbose or _WORK_STEP.match(line):
-                        progress(f"  {_short(line)}")
-                elif verbose or line.startswith(("image verified", VERIFY_FAILED)):
-                    progress(f"    {_short(line, 200)}")
-    except docker.errors.APIError as err:
-        raise _build_failure(step, spec, current_step, err.explanation or str(err), tail) from None
-    except docker.errors.DockerException as err:
-        raise ImageBuildError(f"docker build of {step.tag} failed: {err}") from None
-    return image_id
-
-
-# Steps that do work (the rest only set metadata and finish at once).
-_WORK_STEP: Final = re.compile(r"Step \d+/\d+ : (FROM|RUN|COPY|ADD) ", re.IGNORECASE)
-
-
-def _short(line: str, width: int = 110) -> str:
-    return line if len(line) <= width else line[: width - 3] + "..."
-
-
-def _build_failure(step: BuildStep, spec: BuildSpec, current: str, error: str, tail: Iterable[str]) -> ImageBuildError:
-    lines = list(tail)
-    refused = [line.split(VERIFY_FAILED, 1)[1].strip() for line in lines if VERIFY_FAILED in line]
-    if refused:
-        return ImageVerificationError(
-            f"the {spec.backend.id} image is not the build it claims: {'; '.join(refused)}",
-            hint=f"check the torch index ({spec.index_url}) or the wheelhouse",
-        )
-    if re.search(r" : FROM ", current) and step.dockerfile == COMMON_DOCKERFILE:
-        return ImageBuildError(
-            f"base image {spec.base_image} is not here and cannot be pulled: {error}",
-            hint="pull it where a registry is reachable, or make one (tools/make-base-image.sh) and pass --base-image",
-        )
-    output = [line for line in lines if not line.startswith(("Step ", " ---> ", "Removing intermediate"))]
-    last = output[-1] if output else ""
-    where = f" at {_short(current, 90)}" if current else ""
-    detail = f" (last output: {_short(last, 200)})" if last and last not in error else ""
-    return ImageBuildError(f"docker build of {step.tag} failed{where}: {error}{detail}")
 
 
 # -- image facts for the manifest --------------------------------------------------------------

@@ -19,6 +19,7 @@ class Completed:
     exit_code: int
     stdout: str
     stderr: str
+    refused: bool = False  # nothing ran: the engine would not start the container (stderr says why)
 
 
 class Process(Protocol):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Final, Literal, get_args
 
 from harness.errors import RegistryError
+from harness.torch_build import Expected, TorchFacts, mismatches
 
 BackendId = Literal["cpu", "cu126", "cu130", "rocm", "xpu"]
 BuildKind = Literal["cpu", "cuda", "rocm", "xpu"]
@@ -46,6 +47,20 @@ class Backend:
     def needs_device(self) -> bool:
         return bool(self.accelerator)
 
+    def expected(self, version: str = "") -> Expected:
+        """What this backend expects of its torch (see harness/torch_build.py)."""
+        return Expected(
+            backend=self.id, local_tag=self.local_tag, build=self.build, runtime=self.runtime_version, version=version
+        )
+
+
+@dataclass(frozen=True)
+class HostLibrary:
+    """A library that bundled libraries link against but only a GPU host or a cluster provides."""
+
+    pattern: str  # a glob over the soname, e.g. libcuda.so.*
+    reason: str
+
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Backend) if f.name != "id"}
 
@@ -63,6 +78,9 @@ def _coerce(backend_id: str, name: str, value: object) -> object:
 
 def parse_registry(data: dict) -> dict[str, Backend]:
     """Validate the TOML document and build one Backend per table, in file order."""
+    unknown = sorted(set(data) - {"backends", "host_libraries"})
+    if unknown:
+        raise RegistryError(f"backends.toml: unknown top-level keys {unknown}")
     tables = data.get("backends")
     if not isinstance(tables, dict) or not tables:
         raise RegistryError("backends.toml has no [backends.<id>] tables")
@@ -94,6 +112,20 @@ def load_registry(path: Path = REGISTRY_PATH) -> dict[str, Backend]:
     return parse_registry(data)
 
 
+def parse_host_libraries(data: dict) -> tuple[HostLibrary, ...]:
+    table = data.get("host_libraries", {})
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+        raise RegistryError("backends.toml: [host_libraries] must map soname patterns to reasons (strings)")
+    return tuple(HostLibrary(pattern, reason) for pattern, reason in table.items())
+
+
+@functools.cache
+def host_libraries(path: Path = REGISTRY_PATH) -> tuple[HostLibrary, ...]:
+    """Libraries the image verifier does not require (they come with the GPU host or the cluster)."""
+    load_registry(path)  # validates the whole file first
+    return parse_host_libraries(tomllib.loads(path.read_text(encoding="utf-8")))
+
+
 def get_backend(backend_id: str) -> Backend:
     backends = load_registry()
     try:
@@ -103,18 +135,9 @@ def get_backend(backend_id: str) -> Backend:
 
 
 def backend_for_probe(probe: dict) -> str | None:
-    """The registry backend whose torch build matches a probe of the local torch, if any."""
-    torch_info = probe.get("torch") or {}
-    tag = torch_info.get("local_tag") or ""
-    runtime = probe.get("runtime") or {}
+    """The first registry backend whose build the probed local torch is, if any."""
+    facts = TorchFacts.from_probe(probe)
     for backend in load_registry().values():
-        if tag and tag == backend.local_tag:
+        if not mismatches(facts, backend.expected()):
             return backend.id
-    for backend in load_registry().values():
-        # PyPI wheels carry no local tag: match on the runtime instead.
-        if not tag and backend.build == probe.get("build"):
-            wanted = backend.runtime_version
-            have = runtime.get("cuda") or runtime.get("hip") or ""
-            if not wanted or str(have).startswith(wanted):
-                return backend.id
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,24 @@ def test_cli_without_engine_is_one_line_exit_3(verb: list[str], tmp_path: Path) 
     assert done.returncode == 3
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("harness: error: no Docker engine answers")
     assert "Traceback" not in done.stderr
+
+
+def test_a_user_outside_the_docker_group_is_told_to_join_it(tmp_path: Path) -> None:
+    """A self-hosted runner whose user is not in the docker group: one line naming the fix.
+    Run as `nobody` against the real engine's socket (root:docker, 0660)."""
+    socket = Path("/var/run/docker.sock")
+    setpriv = shutil.which("setpriv")
+    if os.getuid() != 0 or not setpriv or not socket.exists():
+        pytest.skip("needs root (to become nobody), setpriv and a local engine socket")
+    if socket.stat().st_mode & 0o007:
+        pytest.skip("the engine socket is world-accessible here")
+    done = subprocess.run(
+        [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "harness", "build",
+         "--backend", "cpu"],
+        cwd=REPO, env={**os.environ, "DOCKER_HOST": f"unix://{socket}", "HOME": str(tmp_path)},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "may not use the Docker engine" in done.stderr and "permission denied" in done.stderr
+    assert "usermod -aG docker" in done.stderr and "nothing ran" in done.stderr

@@ -4,13 +4,14 @@ build context, and the refusals (credentials, bad wheelhouse, bad CA bundle)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
 from harness import images
 from harness.errors import UsageError
-from harness.registry import load_registry
+from harness.registry import host_libraries, load_registry
 
 CA = Path(__file__).parent / "docker" / "data" / "test-proxy-ca.crt"
 
@@ -56,7 +57,10 @@ def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:
     assert spec.base_image == "registry.example/base:1"
     assert spec.requirement == "torch==2.12.1" and spec.exact_version == "2.12.1"
     assert spec.wheelhouse == wheelhouse.resolve() and spec.ca_bundle == CA.resolve()
-    assert images.common_buildargs(spec)["PACKAGE_INDEX_URL"] == "https://pypi.mirror.example/simple"
+    assert spec.package_index_url == "https://pypi.mirror.example/simple"
+    assert images.common_buildargs(spec)["PACKAGE_INDEX_URL"] == ""  # a wheelhouse build uses no index
+    no_wheels = images.build_spec("cpu", env={k: v for k, v in env.items() if k != "HARNESS_WHEELHOUSE"})
+    assert images.common_buildargs(no_wheels)["PACKAGE_INDEX_URL"] == "https://pypi.mirror.example/simple"
     explicit = images.build_spec("cpu", base_image="other:2", torch="torch>=2.13", env=env)
     assert explicit.base_image == "other:2"
     assert explicit.requirement == "torch>=2.13" and explicit.exact_version == ""
@@ -124,6 +128,7 @@ def test_rocm_and_xpu_get_their_own_layer(backend_id: str, layer: str | None) ->
 
 
 def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Path) -> None:
+    """Never the repository and never the wheelhouse (it is mounted into the install container)."""
     spec = images.build_spec("rocm", wheelhouse=wheelhouse, ca_bundle=CA, env={})
     context = images.assemble_context(images.plan_build(spec), tmp_path / "ctx")
     names = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
@@ -131,13 +136,39 @@ def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Pat
         "Dockerfile",
         "Dockerfile.rocm",
         "ca-certificates/extra-ca.crt",
+        "host-libraries.json",
+        "install-venv.sh",
+        "library_check.py",
+        "torch_build.py",
         "verify_torch.py",
-        "wheelhouse/pytest-9.0.0-py3-none-any.whl",
-        "wheelhouse/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
     ]
     assert all((context / n).stat().st_mode & 0o044 == 0o044 for n in names)  # readable by the image's user
+    host = json.loads((context / "host-libraries.json").read_text())
+    assert host == {lib.pattern: lib.reason for lib in host_libraries()} and "libcuda.so*" in host
     bare = images.assemble_context(images.plan_build(images.build_spec("cpu", env={})), tmp_path / "bare")
-    assert (bare / "wheelhouse").is_dir() and not any((bare / "wheelhouse").iterdir())  # COPY needs it, empty
+    assert (bare / "ca-certificates").is_dir() and not any((bare / "ca-certificates").iterdir())  # COPY needs it
+
+
+def test_labels_say_where_torch_came_from(wheelhouse: Path) -> None:
+    """An index build names its index; a wheelhouse build names the wheelhouse's hash and its torch
+    wheel, and no index (the index label used to name the cu130 index for a wheelhouse build)."""
+    from_index = images.common_buildargs(images.build_spec("cu130", env={}))
+    assert from_index["TORCH_SOURCE"] == "index https://download.pytorch.org/whl/cu130"
+    assert from_index["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cu130"
+    spec = images.build_spec("cu130", wheelhouse=wheelhouse, env={})
+    from_wheels = images.common_buildargs(spec)
+    digest = images.wheelhouse_digest(wheelhouse)
+    assert from_wheels["TORCH_SOURCE"] == (
+        f"wheelhouse sha256:{digest[:16]} (torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl)"
+    )
+    assert from_wheels["TORCH_INDEX_URL"] == "" and from_wheels["PACKAGE_INDEX_URL"] == ""
+    plan = images.plan_build(spec)
+    assert plan.steps[0].buildargs["VENV_IMAGE"] == plan.venv_tag == f"{plan.tag}-venv"
+    assert "VENV_IMAGE" not in images.plan_build(images.build_spec("cu130", env={})).steps[0].buildargs
+
+
+def test_index_credentials_never_reach_a_label() -> None:
+    assert images.torch_source(images.build_spec("cpu", env={})) == "index https://download.pytorch.org/whl/cpu"
 
 
 def test_source_url_is_stored_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:

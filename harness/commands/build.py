@@ -10,7 +10,8 @@ import argparse
 import json
 import sys
 
-from harness import docker_engine, images
+from harness import docker_engine, image_build, images
+from harness.commands._build_options import add_build_arguments, spec_from_args
 from harness.registry import load_registry
 
 HELP = "build the image of one backend (reused when its inputs are unchanged)"
@@ -19,14 +20,14 @@ HELP = "build the image of one backend (reused when its inputs are unchanged)"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", required=True, choices=list(load_registry()), help="backend whose image to build")
     parser.add_argument("--json", action="store_true", help="print the image facts as JSON instead of its reference")
-    images.add_build_arguments(parser)
+    add_build_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = images.spec_from_args(args, args.backend)
+    spec = spec_from_args(args, args.backend)
     client = docker_engine.connect()
     try:
-        result = images.ensure_image(spec, client, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)
+        result = image_build.ensure_image(spec, client, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)
         if args.json:
             facts = images.describe_image(client.images.get(result.ref), result.ref)
             print(json.dumps({**facts, "reused": result.reused}, indent=2))

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from harness.cell import CellStatus
+from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.execute import CellOutcome, RunOptions, run_cell
 from harness.matrix import merge_cell_dirs, write_matrix
@@ -41,8 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", dest="markexpr", help="only tests matching this pytest -m expression")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, one shell-quoted string")
     parser.add_argument("--image", help="container mode: use this image instead of building one")
-    from harness.container import add_container_arguments  # build and device options (no Docker SDK import)
-
     add_container_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="do not print progress lines")
     parser.add_argument("--quiet", action="store_true", help="do not print the matrix")
@@ -78,8 +77,19 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     if not containerized:
         return run_cell(opts)
     from harness import container  # Docker SDK only when a container is wanted
+    from harness.oci_container import keep_requested
 
-    return container.run_containerized(opts, image=args.image, settings=container.settings_from_args(args))
+    build = spec_from_args(args, args.backend) if args.backend and not args.image else None
+    settings = container.ContainerSettings(
+        image=args.image,
+        build=build,
+        rebuild=args.rebuild,
+        build_log=args.build_log,
+        memory=args.memory,
+        cdi=args.cdi,
+        keep=keep_requested(),
+    )
+    return container.run_containerized(opts, image=args.image, settings=settings)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -133,13 +133,13 @@ def cpu_spec(build_env: dict[str, str]) -> Any:
 @pytest.fixture(scope="session")
 def cpu_image(docker_client: Any, cpu_spec: Any) -> Any:
     """The cpu image, built (or reused) by the harness, with a proxy password in the environment."""
-    from harness import images
+    from harness import image_build
 
     saved = {name: os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy")}
     os.environ.update({"HTTPS_PROXY": FAKE_PROXY, "https_proxy": FAKE_PROXY})
     try:
         lines: list[str] = []
-        result = images.ensure_image(cpu_spec, docker_client, progress=lines.append)
+        result = image_build.ensure_image(cpu_spec, docker_client, progress=lines.append)
     finally:
         for name, value in saved.items():
             if value is None:
@@ -232,3 +232,75 @@ def only_cell_dir(results: Path) -> Path:
     cells = [p for p in results.iterdir() if p.is_dir()]
     assert len(cells) == 1, f"expected one cell dir in {results}, found {cells}"
     return cells[0]
+
+
+# -- the CUDA 13.0 image, built without a GPU from PyPI's wheels ---------------------------------------
+# PyPI's default torch for Linux x86_64 is the CUDA 13.0 build (its torch/version.py says +cu130):
+# a real cu130 wheelhouse (about 2.8 GB, 37 wheels) comes from PyPI alone.
+CU130_PYPI = "https://pypi.org/simple"
+CUDNN_LIBRARY = "nvidia/cudnn/lib/libcudnn_engines_precompiled.so.9"
+CUBLAS_LIBRARY = "nvidia/cu13/lib/libcublas.so.13"
+CUT_SIZE = 1_000_000
+
+
+@pytest.fixture(scope="session")
+def cu130_wheelhouse() -> Path:
+    """`harness wheelhouse --backend cu130` from PyPI, cached in ~/.cache/torch-compat like the cpu one."""
+    folder = CACHE / f"wheelhouse-cu130-{TEST_TORCH}"
+    if not list(folder.glob(f"torch-{TEST_TORCH}*.whl")):
+        done = harness_cli(
+            "wheelhouse", "--backend", "cu130", "--index-url", CU130_PYPI, "--torch", TEST_TORCH, "-o", str(folder),
+            timeout=1800,
+        )  # fmt: skip
+        if done.returncode != 0:
+            pytest.fail(f"harness wheelhouse --backend cu130 failed: {done.stderr[-2000:]}")
+    return folder
+
+
+def _rewrite_wheel(source: Path, dest: Path, *, drop: str | None = None, cut: str | None = None) -> None:
+    """A copy of a wheel with one member left out or cut short, its RECORD left as it was (what a
+    broken upload or mirror looks like). Stored, not deflated: seconds, not minutes."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(dest, "w", zipfile.ZIP_STORED) as new:
+        for info in old.infolist():
+            if info.filename == drop:
+                continue
+            data = old.read(info)
+            if info.filename == cut:
+                data = data[:CUT_SIZE]
+            new.writestr(info.filename, data)
+
+
+@pytest.fixture(scope="session")
+def broken_cu130_wheelhouse(cu130_wheelhouse: Path) -> Path:
+    """The cu130 wheelhouse with libcudnn_engines_precompiled.so.9 taken out of the cuDNN wheel and
+    libcublas.so.13 cut short in the cuBLAS wheel (RECORDs unchanged); the other wheels are links."""
+    folder = CACHE / f"wheelhouse-cu130-{TEST_TORCH}-broken"
+    marker = folder / ".complete"
+    if marker.exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    for wheel in cu130_wheelhouse.glob("*.whl"):
+        target = folder / wheel.name
+        target.unlink(missing_ok=True)
+        if wheel.name.startswith("nvidia_cudnn_cu13-"):
+            _rewrite_wheel(wheel, target, drop=CUDNN_LIBRARY)
+        elif wheel.name.startswith("nvidia_cublas-"):
+            _rewrite_wheel(wheel, target, cut=CUBLAS_LIBRARY)
+        else:
+            os.link(wheel, target)
+    marker.touch()
+    return folder
+
+
+def remove_image(client: Any, ref: str) -> None:
+    """Remove a test image and the parents only it used (the disk of a CI box is small)."""
+    import docker.errors
+
+    try:
+        client.images.remove(ref)
+    except docker.errors.ImageNotFound:
+        pass
+    except docker.errors.APIError as err:  # another session uses it right now: leave it to them
+        print(f"could not remove {ref}: {err}")

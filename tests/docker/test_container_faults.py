@@ -175,26 +175,35 @@ def test_interrupting_harness_run_removes_the_container(
     assert not leftover_containers(docker_client, cid)
 
 
-def test_backend_without_its_device_is_no_data(tmp_path: Path, docker_client: Any) -> None:
-    """What `tox -e rocm` runs, on a host without an AMD GPU: exit 3, one clear line, a NO DATA cell,
-    and no image build (the device check comes first)."""
-    if Path("/dev/kfd").exists():
-        pytest.skip("this host has /dev/kfd: the ROCm cell would really run")
+@pytest.mark.parametrize(
+    ("backend", "node", "missing"),
+    [("rocm", "/dev/kfd", "/dev/kfd is missing"), ("cu130", "/dev/nvidiactl", "no NVIDIA driver loaded")],
+)
+def test_backend_without_its_device_is_no_data(
+    tmp_path: Path, docker_client: Any, backend: str, node: str, missing: str
+) -> None:
+    """What `tox -e rocm` / `tox -e cu130` run on a host without that GPU: exit 3, one line that says
+    what is missing, that nothing ran and the fix (never "cannot probe ... exit 125"), a NO DATA
+    cell, and no image build (the device check comes first)."""
+    if Path(node).exists():
+        pytest.skip(f"this host has {node}: the {backend} cell would really run")
     results = tmp_path / "results"
     done = harness_cli(
-        "run", "--backend", "rocm", "--cell-id", cell_id("rocm"), "--results-dir", str(results), "--no-progress",
+        "run", "--backend", backend, "--cell-id", cell_id(backend), "--results-dir", str(results), "--no-progress",
         timeout=300,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
-    assert len(errors) == 1 and "NO DATA" in errors[0] and "/dev/kfd is missing" in errors[0], done.stderr
+    assert len(errors) == 1 and "NO DATA" in errors[0] and missing in errors[0], done.stderr
+    assert "nothing ran" in errors[0] and "fix:" in errors[0]
+    assert "cannot probe" not in done.stderr and "exit 125" not in done.stderr
     assert "Traceback" not in done.stderr and "building image" not in done.stderr
     cell = only_cell_dir(results)
     manifest = read_manifest(cell / "manifest.json")
     assert manifest["status"] == "infra-error" and manifest["mode"] == "container"
     matrix = merge_cell_dirs([cell])
     column = matrix["columns"][0]
-    assert column["backend"] == "rocm" and column["state"] != "ok"
+    assert column["backend"] == backend and column["state"] != "ok"
     assert {cells[column["id"]]["state"] for cells in matrix["cells"].values()} == {"no-data"}
     assert "NO DATA" in (results / "summary.md").read_text()
 
@@ -209,15 +218,18 @@ def test_health_gate_inside_the_container(
     from harness import images
 
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
-    opts = RunOptions(suites_dir=suites, results_dir=tmp_path / "results", backend="cu126", workers="1", progress=False)
+    opts = RunOptions(
+        suites_dir=suites, results_dir=tmp_path / "results", backend="cu126", cell_id=cell_id("cu126-broken"),
+        workers="1", progress=False,
+    )  # fmt: skip
     info = images.describe_image(docker_client.images.get(cpu_image.ref), cpu_image.ref)
     cpu = get_backend("cpu")
 
-    def make(_backend: Any, cell_dir: Path) -> ContainerLauncher:
+    def make(_backend: Any, cell_dir: Path, the_cell_id: str) -> ContainerLauncher:
         cell_dir.chmod(0o777)
         return ContainerLauncher(
             docker_client, cpu, image_ref=cpu_image.ref, image_info=info, suites_dir=suites, cell_dir=cell_dir,
-            cell_id=cell_id("cu126-broken"), user="1000:1000", settings=ContainerSettings(image=cpu_image.ref),
+            cell_id=the_cell_id, user="1000:1000", settings=ContainerSettings(image=cpu_image.ref),
         )  # fmt: skip
 
     outcome = run_cell(opts, make_launcher=make, backend_id="cu126")

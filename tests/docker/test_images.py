@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness import images
+from harness import image_build, images
 from tests.docker.conftest import FAKE_PROXY_PASSWORD, TEST_CA, harness_cli
 
 
@@ -18,7 +18,7 @@ def _run_in(client: Any, ref: str, command: list[str]) -> str:
     return output.decode("utf-8", "replace")
 
 
-def test_cpu_image_is_built_and_labelled(docker_client: Any, cpu_image: images.ImageResult) -> None:
+def test_cpu_image_is_built_and_labelled(docker_client: Any, cpu_image: image_build.ImageResult) -> None:
     image = docker_client.images.get(cpu_image.ref)
     facts = images.describe_image(image, cpu_image.ref)
     assert cpu_image.ref.startswith("torch-compat/cpu:")
@@ -26,14 +26,17 @@ def test_cpu_image_is_built_and_labelled(docker_client: Any, cpu_image: images.I
     labels = facts["labels"]
     assert labels["torch-compat.torch.version"] == "2.13.0+cpu"
     assert labels["org.opencontainers.image.version"] == "2.13.0+cpu"
-    assert labels["torch-compat.torch.index"] == "https://download.pytorch.org/whl/cpu"
+    # built from a wheelhouse: the label says so, with the wheelhouse's hash; no index is named
+    assert labels["torch-compat.torch.source"].startswith("wheelhouse sha256:")
+    assert "torch-2.13.0+cpu" in labels["torch-compat.torch.source"]
+    assert labels["torch-compat.torch.index"] == ""
     assert "org.opencontainers.image.revision" in labels and "org.opencontainers.image.source" in labels
     assert facts["digest"] == image.id  # built here, never pushed: the image id is the digest
     user = image.attrs["Config"]["User"]
     assert user and user.split(":")[0] not in ("", "0", "root"), f"image runs as {user!r}"
 
 
-def test_cpu_image_contents(docker_client: Any, cpu_image: images.ImageResult) -> None:
+def test_cpu_image_contents(docker_client: Any, cpu_image: image_build.ImageResult) -> None:
     out = _run_in(
         docker_client,
         cpu_image.ref,
@@ -53,9 +56,13 @@ def test_cpu_image_contents(docker_client: Any, cpu_image: images.ImageResult) -
     bundle = _run_in(docker_client, cpu_image.ref, ["cat", "/etc/ssl/certs/ca-certificates.crt"])
     assert test_ca_body in bundle
     assert "No such file" in lines[4], "the wheelhouse was left in the final image"
+    wheels = _run_in(
+        docker_client, cpu_image.ref, ["bash", "-c", "find / -xdev -name 'torch-*.whl' 2>/dev/null; ls -A /mnt"]
+    )
+    assert wheels.strip() == "", f"wheels (or a mount point) left in the image: {wheels}"
 
 
-def test_no_secret_in_image(docker_client: Any, cpu_image: images.ImageResult) -> None:
+def test_no_secret_in_image(docker_client: Any, cpu_image: image_build.ImageResult) -> None:
     """The build ran with a proxy URL holding a password: neither history nor config may keep it."""
     image = docker_client.images.get(cpu_image.ref)
     history = "\n".join(str(step.get("CreatedBy", "")) for step in image.history())
@@ -67,13 +74,13 @@ def test_no_secret_in_image(docker_client: Any, cpu_image: images.ImageResult) -
 
 def test_second_build_reuses_the_image(docker_client: Any, cpu_spec: images.BuildSpec, cpu_image: Any) -> None:
     lines: list[str] = []
-    again = images.ensure_image(cpu_spec, docker_client, progress=lines.append)
+    again = image_build.ensure_image(cpu_spec, docker_client, progress=lines.append)
     assert again.reused and again.ref == cpu_image.ref
     assert any(line.startswith("reusing image") for line in lines), lines
     assert not any("Step " in line for line in lines), "a reused image must not run a build"
 
 
-def test_cli_build_twice_does_not_rebuild(build_env: dict[str, str], cpu_image: images.ImageResult) -> None:
+def test_cli_build_twice_does_not_rebuild(build_env: dict[str, str], cpu_image: image_build.ImageResult) -> None:
     first = harness_cli("build", "--backend", "cpu", env=build_env)
     second = harness_cli("build", "--backend", "cpu", env=build_env)
     assert first.returncode == 0, first.stderr
@@ -87,16 +94,18 @@ def test_build_of_the_wrong_torch_is_refused(docker_client: Any, build_env: dict
     (The CPU index is passed too, so every layer up to the check comes from the cache.)"""
     env = {**build_env, "HARNESS_TORCH_INDEX_URL": "https://download.pytorch.org/whl/cpu"}
     spec = images.build_spec("cu126", env=env)
-    with pytest.raises(images.ImageVerificationError) as info:
-        images.ensure_image(spec, docker_client, progress=lambda _line: None)
+    with pytest.raises(image_build.ImageVerificationError) as info:
+        image_build.ensure_image(spec, docker_client, progress=lambda _line: None)
     message = str(info.value)
     assert "cu126" in message and "+cpu" in message and "+cu126" in message
-    assert images.find_image(docker_client, images.plan_build(spec).tag) is None
+    plan = images.plan_build(spec)
+    assert image_build.find_image(docker_client, plan.tag) is None
+    assert image_build.find_image(docker_client, plan.venv_tag) is None, "the refused build left its venv image"
 
     done = harness_cli("build", "--backend", "cu126", env=env)
     assert done.returncode == 3
     error_lines = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
-    assert len(error_lines) == 1 and "not the build it claims" in error_lines[0], done.stderr
+    assert len(error_lines) == 1 and "the cu126 image was refused: torch 2.13.0+cpu" in error_lines[0], done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -104,8 +113,8 @@ def test_build_without_network_or_base_fails_clearly(docker_client: Any, wheelho
     spec = images.build_spec(
         "cpu", base_image="torch-compat/no-such-base:never", wheelhouse=wheelhouse, network="none", env={}
     )
-    with pytest.raises(images.ImageBuildError) as info:
-        images.ensure_image(spec, docker_client, progress=lambda _line: None)
+    with pytest.raises(image_build.ImageBuildError) as info:
+        image_build.ensure_image(spec, docker_client, progress=lambda _line: None)
     message = str(info.value)
     assert "base image torch-compat/no-such-base:never is not here and cannot be pulled" in message
     assert "tools/make-base-image.sh" in message and "\n" not in message

@@ -1,5 +1,5 @@
-"""harness/container.py without an engine: the docker options each backend gets, derived from the
-registry, and the containment every container keeps. The real runs are in tests/docker/."""
+"""harness/docker_options.py: the docker options each backend gets, derived from the registry,
+and the containment every container keeps (no engine needed). The real runs are in tests/docker/."""
 
 from __future__ import annotations
 
@@ -7,20 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from harness import container
+from harness import docker_options
 from harness.registry import load_registry
 
 GIDS = {"video": 44, "render": 992}
 
 
 def _options(backend_id: str, **kwargs: object) -> dict:
-    options, _notes = container.create_options(
+    options, _notes = docker_options.create_options(
         load_registry()[backend_id],
         image="torch-compat/x:1",
         argv=["python", "-V"],
         env={"COMPAT_PIN_VAR": "HIP_VISIBLE_DEVICES"},
-        name="torch-compat-test",
-        labels={container.CELL_LABEL: "c"},
         suites_dir=Path("/repo/suites"),
         cell_dir=Path("/results/cell"),
         user="1000:1000",
@@ -30,7 +28,9 @@ def _options(backend_id: str, **kwargs: object) -> dict:
 
 
 def _devices(backend_id: str, cdi: bool = False) -> dict:
-    options, _notes = container.device_options(load_registry()[backend_id], cdi=cdi, gid_of=GIDS.get)
+    options, _notes = docker_options.device_options(
+        load_registry()[backend_id], cdi=cdi, gid_of=GIDS.get, node_gids=lambda _nodes: set()
+    )
     return options
 
 
@@ -74,7 +74,9 @@ def test_xpu_gets_dri_and_render_group() -> None:
 
 
 def test_groups_missing_on_the_host_are_left_out_with_a_note() -> None:
-    options, notes = container.device_options(load_registry()["xpu"], gid_of={"video": 44}.get)
+    options, notes = docker_options.device_options(
+        load_registry()["xpu"], gid_of={"video": 44}.get, node_gids=lambda _nodes: set()
+    )
     assert options["group_add"] == [44]
     assert notes == ["group 'render' does not exist on this host; not added"]
 
@@ -88,10 +90,14 @@ def test_every_container_is_contained(backend_id: str) -> None:
     assert "no-new-privileges:true" in options["security_opt"]
     assert options["user"] == "1000:1000"
     mounts = {m["Target"]: m for m in options["mounts"]}
-    assert set(mounts) == {container.CONTAINER_SUITES, container.CONTAINER_CELL, container.CONTAINER_PLUGIN}
-    assert mounts[container.CONTAINER_SUITES]["ReadOnly"] is True
-    assert mounts[container.CONTAINER_PLUGIN]["ReadOnly"] is True
-    assert mounts[container.CONTAINER_CELL]["ReadOnly"] is False
+    assert set(mounts) == {
+        docker_options.CONTAINER_SUITES,
+        docker_options.CONTAINER_CELL,
+        docker_options.CONTAINER_PLUGIN,
+    }
+    assert mounts[docker_options.CONTAINER_SUITES]["ReadOnly"] is True
+    assert mounts[docker_options.CONTAINER_PLUGIN]["ReadOnly"] is True
+    assert mounts[docker_options.CONTAINER_CELL]["ReadOnly"] is False
     assert not any("docker.sock" in m["Source"] for m in options["mounts"])
     assert options["mem_limit"] == options["memswap_limit"] == "2g"
     assert options["environment"]["COMPAT_PIN_VAR"] == "HIP_VISIBLE_DEVICES"  # the harness env passes through
@@ -99,26 +105,30 @@ def test_every_container_is_contained(backend_id: str) -> None:
     assert set(options.get("devices", [])) == registry_nodes  # only the nodes the backend needs
 
 
-def test_missing_host_devices() -> None:
-    present = {"/dev/dri"}.__contains__
-    assert container.missing_host_devices(load_registry()["cpu"], exists=present) == []
-    assert container.missing_host_devices(load_registry()["xpu"], exists=present) == []
-    assert container.missing_host_devices(load_registry()["rocm"], exists=present) == [
-        "/dev/kfd is missing on this host"
-    ]
-    assert "no NVIDIA driver" in container.missing_host_devices(load_registry()["cu130"], exists=present)[0]
-    assert container.missing_host_devices(load_registry()["rocm"], cdi=True, exists=present) == []
+def test_groups_that_own_the_device_nodes_are_added_whatever_their_names() -> None:
+    """A host whose render group has another name (or none): the node's own group still gets in."""
+    options, _notes = docker_options.device_options(
+        load_registry()["rocm"], gid_of={}.get, node_gids=lambda nodes: {109} if "/dev/kfd" in nodes else set()
+    )
+    assert options["group_add"] == [109]
+
+
+def test_device_node_gids_reads_the_real_nodes(tmp_path: Path) -> None:
+    """Character devices only (a regular file is not a device node); root-owned ones add nothing."""
+    (tmp_path / "renderD128").write_text("not a device")
+    assert docker_options.device_node_gids((str(tmp_path),)) == set()
+    assert docker_options.device_node_gids(("/dev/null",)) == set()  # a char device owned by root:root
 
 
 def test_never_root_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(container.os, "getuid", lambda: 0)
-    monkeypatch.setattr(container.os, "getgid", lambda: 0)
-    assert container.run_user(1000) == "1000:1000"
-    monkeypatch.setattr(container.os, "getuid", lambda: 1234)
-    monkeypatch.setattr(container.os, "getgid", lambda: 1235)
-    assert container.run_user(1000) == "1234:1235"
+    monkeypatch.setattr(docker_options.os, "getuid", lambda: 0)
+    monkeypatch.setattr(docker_options.os, "getgid", lambda: 0)
+    assert docker_options.run_user(1000) == "1000:1000"
+    monkeypatch.setattr(docker_options.os, "getuid", lambda: 1234)
+    monkeypatch.setattr(docker_options.os, "getgid", lambda: 1235)
+    assert docker_options.run_user(1000) == "1234:1235"
     # rootless Docker: container root is the invoking (unprivileged) user itself
-    assert container.run_user(1000, rootless=True) == "0:0"
+    assert docker_options.run_user(1000, rootless=True) == "0:0"
 
 
 def test_the_cli_imports_neither_docker_nor_torch() -> None:

@@ -1,0 +1,49 @@
+"""`harness wheelhouse --backend X -o DIR`: download torch for backend X and everything its image
+installs, for the image's Python and platform, into DIR, for an air-gapped `harness build`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness import images, wheelhouse
+from harness.registry import load_registry
+
+HELP = "download the wheels an offline image build of one backend needs"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", required=True, choices=list(load_registry()), help="backend whose wheels to get")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="the wheelhouse folder (made if absent)")
+    parser.add_argument("--torch", help=f"torch version or requirement (default {images.DEFAULT_TORCH})")
+    parser.add_argument("--index-url", help="torch wheel index (default: the registry's, or a mirror of it)")
+    parser.add_argument("--package-index-url", help=f"index for everything else (default {wheelhouse.PYPI})")
+    parser.add_argument("--base-image", help="the image's base, to know its Python and glibc (default: the registry's)")
+    parser.add_argument("--python-version", help="the image's Python, e.g. 3.11 (default: from the base image)")
+    parser.add_argument("--glibc", help="the image's glibc, e.g. 2.36 (default: from the base image)")
+
+
+def run(args: argparse.Namespace) -> int:
+    made = wheelhouse.make_wheelhouse(
+        args.backend,
+        args.output,
+        torch=args.torch,
+        base_image=args.base_image,
+        python=args.python_version,
+        glibc=args.glibc,
+        index_url=args.index_url,
+        package_index_url=args.package_index_url,
+        progress=_stderr,
+    )
+    runtime = f", CUDA {made.torch.cuda}" if made.torch.cuda else f", HIP {made.torch.hip}" if made.torch.hip else ""
+    print(
+        f"wheelhouse {made.path}: {made.wheels} wheels, {made.size / 1e9:.1f} GB "
+        f"(torch {made.torch.version}{runtime})\n"
+        f"build offline: harness build --backend {args.backend} --wheelhouse {made.path} --build-network none"
+    )
+    return 0
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
