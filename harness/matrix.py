@@ -223,6 +223,8 @@ class _Builder:
             "run_id": "",
             "status": None,
             "error": MISSING_CELL_ERROR,
+            # the planned build, so the column sorts with its backend's other builds
+            "environment": {"torch": {"version": entry.get("torch") or None}},
         }
         self.per_feature[entry["cell_id"]] = {}
         self.cells.append((manifest, "(planned)", []))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,7 @@ def test_cli_without_engine_is_one_line_exit_3(verb: list[str], tmp_path: Path) 
     assert "Traceback" not in done.stderr
 
 
-def test_a_user_outside_the_docker_group_is_told_to_join_it(tmp_path: Path) -> None:
+def test_a_user_outside_the_docker_group_is_told_to_join_it(request: pytest.FixtureRequest) -> None:
     """A self-hosted runner whose user is not in the docker group: one line naming the fix.
     Run as `nobody` against the real engine's socket (root:docker, 0660)."""
     socket = Path("/var/run/docker.sock")
@@ -55,10 +57,30 @@ def test_a_user_outside_the_docker_group_is_told_to_join_it(tmp_path: Path) -> N
         pytest.skip("needs root (to become nobody), setpriv and a local engine socket")
     if socket.stat().st_mode & 0o007:
         pytest.skip("the engine socket is world-accessible here")
+    # nobody may not read this interpreter's site-packages (e.g. under /root): the packages the
+    # command imports are copied where nobody can read them, as a runner's own install would be.
+    # (pytest's tmp_path is under a 0700 dir: use one nobody can enter)
+    home = Path(tempfile.mkdtemp(prefix="torch-compat-nobody-"))
+    home.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    site = home / "site"
+    for name in ("docker", "requests", "urllib3", "idna", "certifi", "charset_normalizer"):
+        module = importlib.import_module(name)
+        source = Path(module.__file__).parent
+        shutil.copytree(source, site / source.name)
+    for path in site.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
     done = subprocess.run(
         [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "harness", "build",
          "--backend", "cpu"],
-        cwd=REPO, env={**os.environ, "DOCKER_HOST": f"unix://{socket}", "HOME": str(tmp_path)},
+        cwd=REPO,
+        env={
+            **os.environ,
+            "DOCKER_HOST": f"unix://{socket}",
+            "HOME": str(home),
+            "PYTHONPATH": f"{REPO}:{site}",
+            "PYTHONWARNINGS": "ignore",  # the copied packages may miss optional compiled parts
+        },
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr

@@ -23,10 +23,10 @@ from markupsafe import Markup
 from harness.diff import diff_columns, release_pairs
 from harness.model import Column, Matrix, TestResult
 from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup, Scope
+from harness.render import DEFAULT_STALE_AFTER_HOURS
 from harness.render.figures import feature_figures, figure_row
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
-DEFAULT_STALE_AFTER_HOURS: Final = 168.0
 TRACE_CAP: Final = 4_000
 MESSAGE_CAP: Final = 2_000
 _OUTCOMES: Final = [o.value for o in Outcome]

@@ -56,7 +56,8 @@ def environment_line(column: Column) -> str:
         parts.append(f"driver {env.driver}")
     if env.python:
         parts.append(f"Python {env.python}")
-    parts.append(env.mode or "native")
+    if env.mode:
+        parts.append(env.mode)
     if env.image_digest:
         parts.append(f"image {env.image_digest[:19]}")
     if env.suite_sha:
@@ -74,6 +75,8 @@ def environment_line(column: Column) -> str:
     if column.variant_reason:
         head += f" ({text(column.variant_reason)})"
     if column.state is ColumnState.NO_DATA:
+        if not column.run_id:  # planned, and nothing arrived: there is no environment to tell
+            return f"{head}: **NO DATA**: {text(column.error or 'no test results')}"
         return f"{head}: **NO DATA**: {text(column.error or 'no test results')} · {line}"
     if column.state is ColumnState.PARTIAL_RUN:
         status = column.cell_status.value if column.cell_status else "unknown"

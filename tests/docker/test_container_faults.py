@@ -201,7 +201,7 @@ def test_backend_without_its_device_is_no_data(
     cell = only_cell_dir(results)
     manifest = read_manifest(cell / "manifest.json")
     assert manifest["status"] == "infra-error" and manifest["mode"] == "container"
-    matrix = merge_cell_dirs([cell])
+    matrix = merge_cell_dirs([cell]).to_json()
     column = matrix["columns"][0]
     assert column["backend"] == backend and column["state"] != "ok"
     assert {cells[column["id"]]["state"] for cells in matrix["cells"].values()} == {"no-data"}

@@ -48,7 +48,7 @@ def test_real_suites_in_container_api(tmp_path: Path, cpu_image: Any, docker_cli
     for name in ("junit.xml", "events.jsonl", "collected.json", "output.log"):
         assert (outcome.cell_dir / name).stat().st_size > 0, name
 
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     counts = _column_counts(matrix)
     for feature in FEATURES:
         ran = sum(n for outcome_name, n in counts.get(feature, {}).items() if outcome_name != "not-run")
@@ -135,7 +135,7 @@ def test_cdi_device_refused_by_engine_is_no_data(tmp_path: Path, sample_suite: A
     assert outcome.status == "infra-error"
     error = outcome.manifest["error"]
     assert "docker could not start the rocm container" in error and "\n" not in error
-    matrix = merge_cell_dirs([outcome.cell_dir])
+    matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     assert matrix["columns"][0]["state"] != "ok"
     assert {cells[matrix["columns"][0]["id"]]["state"] for cells in matrix["cells"].values()} == {"no-data"}
     counts = _column_counts(matrix)
