@@ -59,9 +59,13 @@ def valid_cell_id(cell_id: str) -> str:
     return cell_id
 
 
-def default_cell_id(backend: str) -> str:
+def default_cell_id(backend: str, torch: str | None = None, variant: str | None = None) -> str:
+    """<backend>[-<torch build>][-<variant>]-<host>: two torch builds of a backend on one runner are
+    two columns; a rerun of the same build replaces its column. `torch` is already a label
+    (see execute.torch_label), e.g. 2.13.0 or 2.14.0.dev20261130."""
     host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname())[:40] or "host"
-    return f"{backend}-{host}"
+    parts = [backend, *(re.sub(r"[^A-Za-z0-9._-]", "-", p) for p in (torch, variant) if p), host]
+    return "-".join(parts)[:128]
 
 
 def new_run_id() -> str:

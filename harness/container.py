@@ -244,10 +244,12 @@ def run_containerized(
     if not opts.backend:
         raise UsageError("container mode needs a backend", hint="pass --backend, or --native for the local torch")
     backend = get_backend(opts.backend)
-    opts = dataclasses.replace(opts, cell_id=resolve_cell_id(opts, backend))  # the cell id, decided once
     settings = settings or ContainerSettings(image=image, keep=keep_requested())
     if image and not settings.image:
         settings = dataclasses.replace(settings, image=image)
+    # The cell id, decided once: it names the torch build the image installs, when a build says it.
+    planned_torch = None if settings.image else (settings.build or images.build_spec(backend.id)).exact_version
+    opts = dataclasses.replace(opts, cell_id=resolve_cell_id(opts, backend, planned_torch))
     say = progress or _stderr
     client = docker_engine.connect()
     try:

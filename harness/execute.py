@@ -25,7 +25,7 @@ from harness.errors import (
     InterruptedRunError,
     UsageError,
 )
-from harness.health import health_check_problem, health_problems, preflight, probe
+from harness.health import CPU_ONLY, cpu_only_reason, health_check_problem, health_problems, preflight, probe
 from harness.launcher import Launcher, NativeLauncher
 from harness.progress import ProgressReporter
 from harness.registry import Backend, backend_for_probe, get_backend
@@ -48,6 +48,10 @@ class RunOptions:
     env: dict[str, str] = field(default_factory=dict)  # extra env for the suites
     # The plugin's hard watchdog ends a test's process this long after test_timeout (native hangs).
     hard_timeout_grace: float = HARD_TIMEOUT_GRACE
+    # Natively, a build whose device is missing runs on the CPU as a `cpu-only` column: None = when
+    # the backend was not named, True = also for a named one, False = never (NO DATA instead).
+    cpu_only: bool | None = None
+    tests: tuple[str, ...] = ()  # only these node ids (relative to the suites dir); empty: all
 
 
 @dataclass
@@ -71,9 +75,18 @@ def native_launcher(opts: RunOptions) -> LauncherFactory:
     return make
 
 
-def resolve_cell_id(opts: RunOptions, backend: Backend) -> str:
-    """The cell id: the one asked for, else <backend>-<host>. Decided here only."""
-    return opts.cell_id or default_cell_id(backend.id)
+def torch_label(version: str | None, backend: Backend) -> str | None:
+    """The torch build as a cell id part: 2.13.0 for 2.13.0+cu130 on cu130 (the backend says the
+    rest), the local tag kept only when it is not the backend's own (2.13.0-rocm7.1 on rocm)."""
+    if not version:
+        return None
+    base, _, local = version.partition("+")
+    return f"{base}-{local}" if local and local != backend.local_tag else base
+
+
+def resolve_cell_id(opts: RunOptions, backend: Backend, torch: str | None = None, variant: str | None = None) -> str:
+    """The cell id: the one asked for, else <backend>-<torch build>[-<variant>]-<host>. Decided here only."""
+    return opts.cell_id or default_cell_id(backend.id, torch_label(torch, backend), variant)
 
 
 # -- facts about the suites ----------------------------------------------------------------
@@ -138,14 +151,16 @@ def resolve_workers(workers: str, backend: Backend, env_probe: dict[str, Any] | 
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...]) -> list[str]:
+def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...], tests: tuple[str, ...] = ()) -> list[str]:
     cell = launcher.cell_path
+    # `tests` are node ids as the matrix shows them (relative to the suites dir).
+    targets = [f"{launcher.suites_path}/{t.lstrip('/')}" for t in tests] or [launcher.suites_path]
     # Always through xdist (even with one worker): a crashing test then costs one test.
     return [
         launcher.python,
         "-m",
         "pytest",
-        launcher.suites_path,
+        *targets,
         "-p",
         PLUGIN_NAME,
         "-p",
@@ -264,22 +279,36 @@ def run_cell(
     make_launcher = make_launcher or native_launcher(opts)
     chosen = backend_id or opts.backend
     env_probe: dict[str, Any] | None = None
-    if chosen is None:
-        # Native default: the backend is whatever the local torch build is.
+    if native:
+        # Natively the probe is cheap: it runs first, so the cell id can name the torch build, and a
+        # build whose device is missing can be run on the CPU (or refused) before any cell exists.
         scratch = Path(tempfile.mkdtemp(prefix="compat-probe-"))
-        launcher = make_launcher(get_backend("cpu"), scratch, "probe")
-        env_probe, problem = probe(launcher, dict(os.environ), get_backend("cpu"))
+        launcher = make_launcher(get_backend(chosen or "cpu"), scratch, "probe")
+        env_probe, problem = probe(launcher, dict(os.environ), get_backend(chosen or "cpu"))
         launcher.close()
-        if env_probe is None:
+        if env_probe is None and chosen is None:
             raise InfrastructureError(problem or "probe failed", hint=f"is torch installed for {launcher.python}?")
+    if chosen is None and env_probe is not None:
+        # Native default: the backend is whatever the local torch build is.
         chosen = backend_for_probe(env_probe)
         if chosen is None:
             raise InfrastructureError(
                 f"the local torch {env_probe.get('torch', {}).get('version')} matches no backend in the registry",
                 hint="pass --backend explicitly",
             )
-    backend = get_backend(chosen)
-    cell, manifest = _new_cell(opts, backend, "native" if native else "container")
+    backend = get_backend(chosen or "cpu")
+    variant_reason = None
+    if env_probe is not None:
+        variant_reason = cpu_only_reason(
+            backend, env_probe, native=native, asked=opts.cpu_only, explicit_backend=opts.backend is not None
+        )
+    torch = ((env_probe or {}).get("torch") or {}).get("version")
+    cell, manifest = _new_cell(
+        opts, backend, "native" if native else "container", torch, CPU_ONLY if variant_reason else None
+    )
+    if variant_reason:
+        manifest.update(variant=CPU_ONLY, variant_reason=variant_reason)
+        cell.write_manifest(manifest)
     launcher = make_launcher(backend, cell.path, manifest["cell_id"])
     try:
         with _sigterm_as_exception():
@@ -288,10 +317,12 @@ def run_cell(
         launcher.close()
 
 
-def _new_cell(opts: RunOptions, backend: Backend, mode: str) -> tuple[CellDir, dict[str, Any]]:
+def _new_cell(
+    opts: RunOptions, backend: Backend, mode: str, torch: str | None = None, variant: str | None = None
+) -> tuple[CellDir, dict[str, Any]]:
     """A new cell dir with its manifest written (before anything runs)."""
     features = load_features(opts.suites_dir)
-    cell_id = resolve_cell_id(opts, backend)
+    cell_id = resolve_cell_id(opts, backend, torch, variant)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     cell = CellDir(opts.results_dir / f"{cell_id}-{stamp}")
     cell.path.mkdir(parents=True, exist_ok=False)
@@ -307,6 +338,7 @@ def _new_cell(opts: RunOptions, backend: Backend, mode: str) -> tuple[CellDir, d
             "test_timeout": opts.test_timeout,
             "cell_timeout": opts.cell_timeout,
             "pytest_args": list(opts.pytest_args),
+            "tests": list(opts.tests),
         },
     )
     cell.write_manifest(manifest)
@@ -347,9 +379,12 @@ def _run(
             log.write(f"health gate: {problem}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=problem)
         # Natively the probe is cheap, so it runs even when a device is missing: both facts are told.
-        host = preflight(backend, container=False) if launcher.mode == "native" else None
-        problems = health_problems(backend, fresh, container=launcher.mode != "native", host_problem=host)
-        if not problems:
+        cpu_only = manifest.get("variant") == CPU_ONLY
+        host = preflight(backend, container=False) if launcher.mode == "native" and not cpu_only else None
+        problems = health_problems(
+            backend, fresh, container=launcher.mode != "native", host_problem=host, cpu_only=cpu_only
+        )
+        if not problems and not cpu_only:
             check = health_check_problem(launcher, backend, base_env)
             problems += [check] if check else []
         if problems:
@@ -358,7 +393,7 @@ def _run(
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=message)
         workers = resolve_workers(opts.workers, backend, fresh)
         env = run_env(launcher, backend, opts, workers, fresh)
-        argv = pytest_argv(launcher, workers, opts.pytest_args)
+        argv = pytest_argv(launcher, workers, opts.pytest_args, opts.tests)
         manifest["planned"]["workers"] = workers
         manifest["planned"]["command"] = argv
         cell.write_manifest(manifest)

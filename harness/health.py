@@ -154,15 +154,45 @@ def probe(launcher: Launcher, env: dict[str, str], backend: Backend) -> tuple[di
     return data, None
 
 
+CPU_ONLY: Final = "cpu-only"
+
+
+def cpu_only_reason(
+    backend: Backend, env_probe: dict[str, Any], *, native: bool, asked: bool | None, explicit_backend: bool
+) -> str | None:
+    """Why this cell runs its suites on the CPU although its build targets a device (None: it does not).
+
+    A CUDA, ROCm or XPU build on a host without that device still runs everywhere torch's CPU side
+    works, so natively it becomes a column of its own (variant `cpu-only`), its device tests skipped
+    as `[hardware]`, never the backend's verdict. It happens by default when the backend was not named
+    (`harness` on a laptop with PyPI's CUDA build) or when `--cpu-only` asks; a backend named with
+    `--backend` keeps its health gate, and a container never runs without its device."""
+    if not native or not backend.needs_device or asked is False or (explicit_backend and not asked):
+        return None
+    if (env_probe.get("accelerator") or {}).get("available"):
+        return None
+    if mismatches(TorchFacts.from_probe(env_probe), backend.expected()):
+        return None  # not this backend's build at all: the gate says so
+    return f"no {backend.display_name} device on this host; the suites ran on the CPU"
+
+
 def health_problems(
-    backend: Backend, env_probe: dict[str, Any], *, container: bool = False, host_problem: str | None = None
+    backend: Backend,
+    env_probe: dict[str, Any],
+    *,
+    container: bool = False,
+    host_problem: str | None = None,
+    cpu_only: bool = False,
 ) -> list[str]:
     """Why this runner cannot produce a `backend` cell (empty list: healthy). `host_problem` is what
-    preflight found missing on the host of a native run; it says more than "no device visible"."""
+    preflight found missing on the host of a native run; it says more than "no device visible".
+    A `cpu_only` cell needs the backend's build, not its device."""
     facts = TorchFacts.from_probe(env_probe)
     problems = mismatches(facts, backend.expected())
     if problems:
         problems[-1] += f" (install torch from {backend.wheel_index})"
+    if cpu_only:
+        return problems
     if host_problem:
         return [*problems, host_problem]
     accel = env_probe.get("accelerator") or {}

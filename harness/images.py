@@ -41,7 +41,8 @@ IMAGE_REPO: Final = "torch-compat"
 DEFAULT_TORCH: Final = "torch==2.13.0"
 DEFAULT_PYTHON: Final = "python3"
 DEFAULT_UID: Final = 1000
-TEST_PACKAGES: Final = ("pytest", "pytest-xdist")
+# numpy: torch warns on every import without it, and the suites compare against it.
+TEST_PACKAGES: Final = ("pytest", "pytest-xdist", "numpy")
 # How harness/image_build.py turns a plan into an image; part of the tag, so a change of procedure
 # (where a wheelhouse is mounted, what is cleaned) is a new image, not a reused one.
 BUILD_PROCEDURE: Final = 2
@@ -149,11 +150,11 @@ def _wheelhouse(path: str | Path | None) -> Path | None:
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise UsageError(
-            f"wheelhouse {folder} is not a directory", hint="pip download torch pytest pytest-xdist -d DIR"
+            f"wheelhouse {folder} is not a directory", hint="harness wheelhouse --backend BACKEND -o DIR"
         )
     if not any(folder.glob("*.whl")):
         raise UsageError(
-            f"wheelhouse {folder} holds no *.whl files", hint="pip download torch pytest pytest-xdist -d DIR"
+            f"wheelhouse {folder} holds no *.whl files", hint="harness wheelhouse --backend BACKEND -o DIR"
         )
     return folder.resolve()
 

@@ -160,7 +160,8 @@ def environment_of(manifest: dict[str, Any]) -> Environment:
         cuda=runtime.get("cuda"),
         hip=runtime.get("hip"),
         xpu=runtime.get("xpu"),
-        device=device.get("name") or ("cpu" if env.get("build") == "cpu" else None),
+        # A CPU build, or a device build that ran on the CPU (a cpu-only column), ran on the CPU.
+        device=device.get("name") or ("cpu" if env.get("build") == "cpu" or manifest.get("variant") else None),
         device_count=len(devices),
         capability=device.get("capability"),
         arch=device.get("arch"),

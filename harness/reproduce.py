@@ -19,11 +19,8 @@ _DIGEST_RE: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 def _image_ref(image: dict[str, Any]) -> str | None:
     """`repo@sha256:...` when the image was pushed, else its local id `sha256:...`, else its tag."""
     ref, digest = image.get("ref"), image.get("digest")
-    repo_digests = image.get("repo_digests") or []
-    if repo_digests:
-        return str(repo_digests[0])
-    if isinstance(digest, str) and _DIGEST_RE.match(digest):
-        return digest
+    if isinstance(digest, str) and ("@sha256:" in digest or _DIGEST_RE.match(digest)):
+        return digest  # repo@sha256:... once pushed or pulled; the image id for a local build
     return str(ref) if ref else None
 
 

@@ -34,7 +34,7 @@ KNOWN_BASES: Final = (
     ("ubuntu:22.04", "3.10", 35),
     ("jammy", "3.10", 35),
 )
-EXTRA_PACKAGES: Final = ("numpy",)  # not a torch dependency, but the suites and torch's own tests use it
+EXTRA_PACKAGES: Final = ()  # beyond torch and images.TEST_PACKAGES (numpy is one of those)
 # pip settings that decide where packages come from: this command decides that itself.
 _SOURCE_SETTINGS: Final = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_CONFIG_FILE")
 

@@ -40,8 +40,10 @@ def test_the_local_cpu_torch_passes_as_cpu(tmp_path: Path) -> None:
 def test_the_local_cpu_torch_is_refused_for_other_backends(backend_id: str) -> None:
     done = _run(*_claim(backend_id))
     assert done.returncode == 1
-    lines = done.stderr.strip().splitlines()
-    assert lines and all(line.startswith(verify_torch.FAILED_PREFIX) for line in lines)
+    # Only the verifier's own lines are judged: torch may warn on stderr too (no numpy, say).
+    lines = [line for line in done.stderr.strip().splitlines() if line.startswith(verify_torch.FAILED_PREFIX)]
+    assert lines, done.stderr
+    assert not [line for line in done.stderr.splitlines() if "Traceback" in line], done.stderr
     tag = load_registry()[backend_id].local_tag
     assert any(f"carries +cpu, backend {backend_id} needs +{tag}" in line for line in lines), lines
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.cell import CellStatus
 from harness.commands._build_options import add_container_arguments, spec_from_args
+from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.execute import CellOutcome, RunOptions, run_cell
 from harness.matrix import merge_cell_dirs, write_matrix
@@ -33,7 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results-dir", type=Path, default=Path("results"), help="where cell dirs go (default: ./results)"
     )
-    parser.add_argument("--cell-id", help="column id (default: <backend>-<host>); re-runs with the same id replace it")
+    parser.add_argument(
+        "--cell-id",
+        help="column id (default: <backend>-<torch build>[-cpu-only]-<host>); re-runs with the same id replace it",
+    )
     parser.add_argument("--python", help="interpreter with torch for native runs (default: this one)")
     parser.add_argument("--workers", default="auto", help="pytest-xdist workers: N or auto (one per device)")
     parser.add_argument("--test-timeout", type=float, default=300.0, help="seconds per test (default 300)")
@@ -41,6 +45,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-k", dest="keyword", help="only tests matching this pytest -k expression")
     parser.add_argument("-m", dest="markexpr", help="only tests matching this pytest -m expression")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, one shell-quoted string")
+    parser.add_argument(
+        "--test",
+        action="append",
+        default=[],
+        metavar="NODEID",
+        help="run only this test, its id as the matrix shows it (repeatable); every rerun command ends with one",
+    )
+    device = parser.add_mutually_exclusive_group()
+    device.add_argument(
+        "--cpu-only",
+        action="store_true",
+        help="natively: run a CUDA/ROCm/XPU build's suites on the CPU when its device is missing, as a column "
+        "of its own (the default when --backend is not given)",
+    )
+    device.add_argument(
+        "--require-device",
+        action="store_true",
+        help="never run a device build on the CPU: a missing device makes the cell NO DATA",
+    )
     parser.add_argument("--image", help="container mode: use this image instead of building one")
     add_container_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="do not print progress lines")
@@ -69,6 +92,8 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         cell_timeout=args.cell_timeout,
         pytest_args=tuple(extra),
         progress=not args.no_progress,
+        cpu_only=True if args.cpu_only else False if args.require_device else None,
+        tests=tuple(args.test),
     )
 
 
@@ -94,24 +119,33 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
 
 def run(args: argparse.Namespace) -> int:
     opts = options_from(args)
+    if args.cpu_only and (args.container or (args.backend is not None and not args.native)):
+        raise UsageError("--cpu-only runs natively: a container never runs without its device", hint="add --native")
     outcome = launch(args, opts)
-    matrix = merge_cell_dirs([outcome.cell_dir])
     out_dir = opts.results_dir
+    # The workstation loop: matrix.json holds every cell under results/ (the newest run of each
+    # cell id), so `tox -e cpu` then `tox -e cu130` leaves both columns side by side.
+    cells = expand([out_dir])
+    matrix = merge_cell_dirs([c for c in cells if c.is_dir()])
     write_matrix(matrix, out_dir / "matrix.json")
     summary = render_markdown(matrix)
     (out_dir / "summary.md").write_text(summary, encoding="utf-8")
     if not args.quiet:
         print(summary)
+    held = ", ".join(c.id for c in matrix.columns)
     print(
-        f"cell: {outcome.cell_dir}\nmatrix: {out_dir / 'matrix.json'}\nsummary: {out_dir / 'summary.md'}",
+        f"cell: {outcome.cell_dir}\nmatrix: {out_dir / 'matrix.json'} ({len(matrix.columns)} column(s): {held})"
+        f"\nsummary: {out_dir / 'summary.md'}",
         file=sys.stderr,
     )
     status = outcome.status
+    cell_id = outcome.manifest["cell_id"]
     if status == CellStatus.INFRA_ERROR.value:
-        raise InfrastructureError(f"cell {outcome.manifest['cell_id']} is NO DATA: {outcome.manifest.get('error')}")
+        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.get('error')}")
     if status == CellStatus.TIMEOUT.value:
         raise CellTimeoutError(f"{outcome.manifest.get('error')}; partial results in {outcome.cell_dir}")
-    bad = matrix.columns[0].failures if matrix.columns else 0
+    column = matrix.column(cell_id)
+    bad = column.failures if column else 0
     if bad or status == CellStatus.CRASHED.value:
         raise TestsFailedError(f"{bad} test(s) failed, errored, timed out or crashed; see the list above")
     return 0

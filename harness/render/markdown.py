@@ -129,7 +129,7 @@ def _figures(matrix: Matrix) -> list[str]:
     if not tables:
         return []
     lines = ["", "### Measured figures"]
-    names = {c.id: c.display_name for c in matrix.columns}
+    names = {c.id: c.heading for c in matrix.columns}
     for feature, rows in tables:
         lines += ["", f"**{text(feature.title)}** ({code(feature.id)})", ""]
         lines += ["| Figure | Column | Value | Shape | dtype | Claim |", "|---|---|---|---|---|---|"]
@@ -142,7 +142,7 @@ def _figures(matrix: Matrix) -> list[str]:
 
 
 def _problem_lists(matrix: Matrix, max_items: int | None, msg_limit: int) -> list[str]:
-    names = {c.id: c.display_name for c in matrix.columns}
+    names = {c.id: c.heading for c in matrix.columns}
     failures: list[str] = []
     xpasses: list[str] = []
     for row in matrix.tests:

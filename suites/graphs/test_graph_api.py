@@ -30,7 +30,9 @@ def test_accelerator_graph_api_present() -> None:
 def test_accelerator_graph_construction(device: torch.device) -> None:
     """With an accelerator a Graph is constructed; without one construction is refused clearly."""
     if device.type == "cpu":
-        with pytest.raises(RuntimeError, match="accelerator"):
+        # A CPU build says no accelerator is available; a CUDA build on a host without a GPU (torch
+        # 2.14.1+cu130) says "Graph is not supported on device type: cuda". Both refuse clearly.
+        with pytest.raises(RuntimeError, match=r"accelerator|not supported on device type"):
             torch.accelerator.Graph()
     else:
         g = torch.accelerator.Graph(keep_graph=True)

@@ -3,7 +3,8 @@
 No image registry is reachable in CI, so the images are made locally:
 - a base image: Debian bookworm minbase + python3/venv + g++ by tools/make-base-image.sh
   (debootstrap + `docker import`), tagged by the script's hash so it is built once per machine;
-- a wheelhouse (torch 2.13.0 CPU, pytest, pytest-xdist) from `pip download`, cached in
+- a wheelhouse (torch 2.13.0 CPU and what the image installs beside it: pytest, pytest-xdist, numpy)
+  from `pip download`, cached in
   ~/.cache/torch-compat (TORCH_COMPAT_CACHE);
 - the `cpu` image, built by the harness itself from those two, with no network at all
   (an air-gapped build), an extra CA bundle and a proxy URL holding a fake password (to
@@ -96,14 +97,18 @@ def base_image(docker_client: Any) -> str:
 
 @pytest.fixture(scope="session")
 def wheelhouse() -> Path:
+    from harness.images import TEST_PACKAGES
+
     folder = CACHE / f"wheelhouse-cpu-{TEST_TORCH}"
-    if not list(folder.glob(f"torch-{TEST_TORCH}*.whl")):
+    wanted = [p.replace("-", "_") for p in TEST_PACKAGES]
+    have = {w.name.split("-", 1)[0].lower() for w in folder.glob("*.whl")}
+    if not list(folder.glob(f"torch-{TEST_TORCH}*.whl")) or not set(wanted) <= have:
         folder.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             [
                 sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", *IMAGE_PYTHON_TAGS,
                 "--platform", "manylinux_2_28_x86_64", "--dest", str(folder),
-                f"torch=={TEST_TORCH}", "pytest", "pytest-xdist",
+                f"torch=={TEST_TORCH}", *TEST_PACKAGES,
             ],
             capture_output=True, text=True, timeout=1800, check=False,
         )  # fmt: skip
