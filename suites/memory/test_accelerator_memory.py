@@ -9,6 +9,8 @@ there the API must refuse clearly (a host-side check) and the device tests skip 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 from _support.requires import any_accelerator, attribute, need, requires, torch_at_least
@@ -32,13 +34,17 @@ on_device = requires(any_accelerator("the torch.accelerator memory API on a devi
 
 
 @pytest.mark.host
-def test_memory_api_present(device: torch.device) -> None:
+def test_memory_api_present(device: torch.device, compat_env: Any) -> None:
     for name in API:
         need(attribute(torch, f"accelerator.{name}", "device-agnostic memory API"))
         assert callable(getattr(torch.accelerator, name))
-    if device.type == "cpu":
+    if device.type == "cpu" and compat_env.build == "cpu":
         with pytest.raises(RuntimeError, match="accelerator"):
             torch.accelerator.memory_allocated()
+    elif device.type == "cpu":
+        # A device build on a host without its device (2.13/2.14 +cu130): the call answers 0 bytes
+        # instead of refusing; nothing is allocated, so 0 is at least true.
+        assert torch.accelerator.memory_allocated() == 0
     else:
         assert isinstance(torch.accelerator.memory_allocated(), int)
 
