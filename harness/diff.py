@@ -90,7 +90,7 @@ class ColumnRef:
 
     @classmethod
     def of(cls, column: Column) -> ColumnRef:
-        return cls(column.id, column.backend, column.display_name, column.state.value, column.environment.torch)
+        return cls(column.id, column.backend, column.heading, column.state.value, column.environment.torch)
 
     def label(self) -> str:
         return f"{self.display_name} {self.id}" + (f" (torch {self.torch})" if self.torch else "")
@@ -241,12 +241,13 @@ def diff_matrices(old: Matrix, new: Matrix, pairs: Sequence[tuple[str, str]] | N
         pairs = [(cid, cid) for cid in new_columns if cid in old_columns]
     paired_old = {a for a, _ in pairs}
     paired_new = {b for _, b in pairs}
+    same = old is new  # builds of one matrix compared with each other: nothing comes or goes
     return DiffReport(
         old_generated_at=old.generated_at,
         new_generated_at=new.generated_at,
         columns=[diff_columns(old, old_columns[a], new, new_columns[b]) for a, b in pairs],
-        columns_added=[ColumnRef.of(c) for cid, c in new_columns.items() if cid not in paired_new],
-        columns_removed=[ColumnRef.of(c) for cid, c in old_columns.items() if cid not in paired_old],
+        columns_added=[] if same else [ColumnRef.of(c) for cid, c in new_columns.items() if cid not in paired_new],
+        columns_removed=[] if same else [ColumnRef.of(c) for cid, c in old_columns.items() if cid not in paired_old],
     )
 
 

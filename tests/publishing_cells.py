@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import functools
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -116,17 +117,39 @@ def _as_other_backend(cell: Path, dest: Path, backend: str, age: timedelta) -> P
     return dest
 
 
-@functools.cache
-def real_cells() -> Cells:
-    root = Path(tempfile.mkdtemp(prefix="publishing-cells-"))
-    atexit.register(shutil.rmtree, root, True)
+COMMITTED = Path(__file__).resolve().parent / "data" / "cells-sample"
+COMMITTED_NAMES = {"base": "publishing-base", "new": "publishing-new", "nodata": "publishing-nodata"}
+
+
+def run_cells(root: Path) -> dict[str, Path]:
+    """Real runs of the base and new suites (needs torch: the probe): base, new, nodata."""
     base_suites = write_suite(root / "suites-base", BASE_FILES)
     new_suites = write_suite(root / "suites-new", NEW_FILES)
-    base = run_sample_cell(base_suites, root / "results-base", cell_id="cpu").cell_dir
-    new = run_sample_cell(new_suites, root / "results-new", cell_id="cpu").cell_dir
-    nodata = run_sample_cell(new_suites, root / "results-rocm", backend="rocm", cell_id="rocm").cell_dir
-    stale = _as_other_backend(base, root / "results-cu130" / "cu130-copy", "cu130", timedelta(days=30))
-    return Cells(base=base, new=new, nodata=nodata, stale=stale)
+    return {
+        "base": run_sample_cell(base_suites, root / "results-base", cell_id="cpu").cell_dir,
+        "new": run_sample_cell(new_suites, root / "results-new", cell_id="cpu").cell_dir,
+        "nodata": run_sample_cell(new_suites, root / "results-rocm", backend="rocm", cell_id="rocm").cell_dir,
+    }
+
+
+def committed_cells() -> dict[str, Path] | None:
+    """The cells as tests/data/make_cells.py --samples committed them (None if absent)."""
+    found = {key: COMMITTED / name for key, name in COMMITTED_NAMES.items()}
+    return found if all((p / "manifest.json").is_file() for p in found.values()) else None
+
+
+@functools.cache
+def real_cells() -> Cells:
+    """The committed cells (the fast tier needs no torch), or fresh runs with TORCH_COMPAT_FRESH_CELLS=1."""
+    root = Path(tempfile.mkdtemp(prefix="publishing-cells-"))
+    atexit.register(shutil.rmtree, root, True)
+    committed = None if os.environ.get("TORCH_COMPAT_FRESH_CELLS") else committed_cells()
+    if committed is None:
+        made = run_cells(root)
+    else:  # copies: some tests edit cells
+        made = {key: Path(shutil.copytree(path, root / "committed" / path.name)) for key, path in committed.items()}
+    stale = _as_other_backend(made["base"], root / "results-cu130" / "cu130-copy", "cu130", timedelta(days=30))
+    return Cells(base=made["base"], new=made["new"], nodata=made["nodata"], stale=stale)
 
 
 def write_base_and_new(out: Path) -> tuple[Path, Path]:

@@ -9,6 +9,8 @@ Each cell is a real `harness run` of the real suites on a real torch build, nati
     python tests/data/make_cells.py --python cpu=/venvs/cpu/bin/python \\
         --python cu130-2.13.0=/venvs/cuda213/bin/python --python cu130-2.14.1=/venvs/cuda214/bin/python
 
+    python tests/data/make_cells.py --samples     # tests/data/cells-sample/: the publishing tests' cells
+
 Each interpreter needs torch (and numpy, pytest, pytest-xdist); the harness runs them. The
 output.log of each cell is cut to its last 200 lines to keep the repository small (everything
 the matrix reads is kept whole); the cells are otherwise exactly what the run wrote.
@@ -47,14 +49,29 @@ def make(name: str, python: str, workdir: Path) -> Path:
     return cell
 
 
+def make_samples() -> None:
+    sys.path.insert(0, str(REPO))
+    from tests.publishing_cells import COMMITTED, COMMITTED_NAMES, run_cells
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for key, cell in run_cells(Path(tmp)).items():
+            target = COMMITTED / COMMITTED_NAMES[key]
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(cell, target)
+            print(f"{key} -> {target.relative_to(REPO)}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", action="append", default=[], metavar="NAME=PATH", help=f"one of {list(CELLS)}")
+    parser.add_argument("--samples", action="store_true", help="(re)make the publishing tests' sample cells")
     args = parser.parse_args()
     pythons = dict(item.split("=", 1) for item in args.python)
     unknown = set(pythons) - set(CELLS)
-    if unknown or not pythons:
-        parser.error(f"--python NAME=PATH with NAME in {list(CELLS)}")
+    if unknown or not (pythons or args.samples):
+        parser.error(f"--python NAME=PATH with NAME in {list(CELLS)}, or --samples")
+    if args.samples:
+        make_samples()
     with tempfile.TemporaryDirectory() as tmp:
         for name, python in pythons.items():
             cell = make(name, python, Path(tmp))
