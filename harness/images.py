@@ -149,9 +149,7 @@ def _wheelhouse(path: str | Path | None) -> Path | None:
         return None
     folder = Path(path).expanduser()
     if not folder.is_dir():
-        raise UsageError(
-            f"wheelhouse {folder} is not a directory", hint="harness wheelhouse --backend BACKEND -o DIR"
-        )
+        raise UsageError(f"wheelhouse {folder} is not a directory", hint="harness wheelhouse --backend BACKEND -o DIR")
     if not any(folder.glob("*.whl")):
         raise UsageError(
             f"wheelhouse {folder} holds no *.whl files", hint="harness wheelhouse --backend BACKEND -o DIR"
