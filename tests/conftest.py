@@ -5,11 +5,44 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Final
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
+
+
+# The fast tier (`python -m pytest tests -m "not slow"`, tox -e fast): no torch, no Docker engine,
+# no browser, under a minute. A test is slow when it needs one of those, or runs real suites:
+# its folder, a fixture that brings one of them, or its module (listed with the reason).
+SLOW_FOLDERS: Final = ("docker", "workflows", "suites", "faults")
+SLOW_FIXTURES: Final = frozenset({"browser", "docker_client", "sample_suite", "main_job", "taxonomy_cell"})
+SLOW_MODULES: Final = {
+    "test_ingest.py": "real pytest runs of sample suites (the probe imports torch)",
+    "test_integration.py": "the real suites on this machine's torch",
+    "test_escaping.py": "a real run of a hostile sample suite",
+    "test_markdown.py": "real runs of sample suites",
+    "test_matrix.py": "real runs of sample suites",
+    "test_verify_torch.py": "imports torch",
+    "test_device_proof.py": "runs the suites on torch",
+    "test_no_torch.py": "runs the main job",
+    "test_cli.py": "runs harness run on torch",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_dir = Path(__file__).parent
+    for item in items:
+        path = Path(item.path)
+        parts = path.relative_to(tests_dir).parts if tests_dir in path.parents else ()
+        slow = (
+            (len(parts) > 1 and parts[0] in SLOW_FOLDERS)
+            or path.name in SLOW_MODULES
+            or bool(SLOW_FIXTURES & set(getattr(item, "fixturenames", ())))
+        )
+        if slow:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

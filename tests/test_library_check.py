@@ -109,7 +109,8 @@ def test_a_whole_wheel_passes(tmp_path: Path, built: dict[str, Path]) -> None:
     report = run_check(site)
     assert report["problems"] == []
     assert report["loaded"] == 1 and report["libraries"] == 2
-    assert report["notes"] == [
+    # (where torch is not installed, the check says so and loads the libraries without it)
+    assert [n for n in report["notes"] if not n.startswith("import torch failed")] == [
         "fakewheel 1.0: fakewheel/lib/libneeds_mpi.so.1 needs what the host provides "
         "(libmpi.so.40: an MPI library of the cluster)"
     ]
