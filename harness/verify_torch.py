@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         problems += torch_build.mismatches(facts, expected)
     if not (shutil.which("g++") or shutil.which("c++")):
         problems.append("no C++ compiler (g++) in the image; torch.compile (Inductor) needs one")
+    headers = os.path.join(sysconfig.get_paths()["include"], "Python.h")
+    if not os.path.exists(headers):
+        problems.append(f"no {headers} in the image; torch.compile (Inductor) builds against it (install python3-dev)")
     for note in report.notes:
         print(f"{NOTE_PREFIX} {note}")
     for problem in problems:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make a local base image for hosts that cannot pull from any image registry (air-gapped
 # sites, and this project's CI): Debian bookworm "minbase" plus what dockerfiles/Dockerfile
-# needs (python3 with venv and pip, g++ for Inductor, CA certificates), made with
+# needs (python3 with venv, pip and headers, g++ for Inductor, CA certificates), made with
 # debootstrap and loaded with `docker import`. Needs root, debootstrap and a Debian mirror.
 #
 #   tools/make-base-image.sh [TAG]        (default TAG: torch-compat/local-base:bookworm)
@@ -13,7 +13,7 @@ set -euo pipefail
 tag="${1:-torch-compat/local-base:bookworm}"
 suite="${DEBIAN_SUITE:-bookworm}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-packages="python3,python3-venv,python3-pip,g++,ca-certificates"
+packages="python3,python3-venv,python3-dev,python3-pip,g++,ca-certificates"
 
 if [ -z "${FORCE:-}" ] && docker image inspect "$tag" >/dev/null 2>&1; then
   echo "reusing base image $tag"
