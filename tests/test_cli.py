@@ -147,3 +147,30 @@ def test_planned_cells_without_results_are_no_data_columns(sample_suite, tmp_pat
     bad_plan = tmp_path / "bad.json"
     bad_plan.write_text('{"include": [{"backend": "cpu"}]}')
     assert_one_line_error(harness("merge", str(cell), "--expect", str(bad_plan)), 4, "cell_id")
+
+
+def test_the_workstation_loop_keeps_every_cell_in_results(sample_suite, tmp_path):
+    """`tox -e cpu` then `tox -e cu130` (here: two builds' cell ids): results/matrix.json holds
+    both columns, says which it holds, and a rerun of one build replaces only its column."""
+    suites = sample_suite(SAMPLE)
+    results = tmp_path / "results"
+    common = ("run", "--native", "--suites", str(suites), "--results-dir", str(results), "--no-progress", "--quiet")
+    for cell_id in ("cpu-2.13.0-box", "cpu-2.14.1-box", "cpu-2.13.0-box"):
+        done = harness(*common, "--cell-id", cell_id, "--workers", "1")
+        assert done.returncode == 0, done.stderr
+    assert "(2 column(s): cpu-2.13.0-box, cpu-2.14.1-box)" in done.stderr
+    matrix = json.loads((results / "matrix.json").read_text())
+    assert [c["id"] for c in matrix["columns"]] == ["cpu-2.13.0-box", "cpu-2.14.1-box"]
+    runs = sorted(p for p in results.iterdir() if p.is_dir() and p.name.startswith("cpu-2.13.0-box"))
+    assert len(runs) == 2 and matrix["columns"][0]["source"] == str(runs[-1]), "the newest run of a cell id wins"
+    assert any("superseded" in n["note"] for n in matrix["notes"])
+
+
+def test_test_option_runs_one_test(sample_suite, tmp_path):
+    suites = sample_suite({"alpha/test_a.py": "def test_ok():\n    pass\n\ndef test_other():\n    pass\n"})
+    results = tmp_path / "results"
+    done = harness("run", "--native", "--suites", str(suites), "--results-dir", str(results), "--no-progress",
+                   "--quiet", "--test", "alpha/test_a.py::test_other")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    matrix = json.loads((results / "matrix.json").read_text())
+    assert [t["id"] for t in matrix["tests"]] == ["alpha/test_a.py::test_other"]

@@ -3,6 +3,8 @@ and the fix; the probe's verdict comes from harness/torch_build.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness import health
 from harness.launcher import Completed
 from harness.registry import get_backend
@@ -88,3 +90,34 @@ def test_a_native_run_tells_both_the_wrong_build_and_the_missing_device() -> Non
     assert "is a cpu build, backend cu130 needs a cuda build" in problems[0] and problems[-1] == missing
     # with the right build, the host's reason replaces the vaguer "no device visible"
     assert health.health_problems(get_backend("cu130"), CU130_NO_GPU, host_problem=missing) == [missing]
+
+
+def test_a_device_build_without_its_device_runs_cpu_only_natively_unless_named() -> None:
+    cu130 = get_backend("cu130")
+
+    def reason(probe: dict, *, native: bool = True, asked: bool | None = None, explicit: bool = False) -> str | None:
+        return health.cpu_only_reason(cu130, probe, native=native, asked=asked, explicit_backend=explicit)
+
+    assert reason(CU130_NO_GPU) == "no CUDA 13.0 device on this host; the suites ran on the CPU"
+    assert reason(CU130_NO_GPU, explicit=True) is None, "a backend named with --backend keeps its health gate"
+    assert reason(CU130_NO_GPU, explicit=True, asked=True) is not None, "--cpu-only asks for it"
+    assert reason(CU130_NO_GPU, asked=False) is None, "--require-device refuses it"
+    assert reason(CU130_NO_GPU, native=False, asked=True) is None, "a container never runs without its device"
+    assert reason(CPU_PROBE) is None, "not the backend's build at all: the gate says so"
+    with_gpu = {**CU130_NO_GPU, "accelerator": {"available": True, "type": "cuda", "count": 1}}
+    assert reason(with_gpu) is None
+    assert health.health_problems(cu130, CU130_NO_GPU, cpu_only=True) == []
+    assert health.health_problems(cu130, CPU_PROBE, cpu_only=True), "cpu-only still needs the backend's build"
+
+
+def test_cell_ids_name_the_torch_build() -> None:
+    from harness.execute import RunOptions, resolve_cell_id, torch_label
+
+    cu130, rocm = get_backend("cu130"), get_backend("rocm")
+    assert torch_label("2.14.1+cu130", cu130) == "2.14.1"
+    assert torch_label("2.14.0.dev20261130+cu130", cu130) == "2.14.0.dev20261130"
+    assert torch_label("2.13.0+rocm7.1", rocm) == "2.13.0-rocm7.1", "a tag that is not the backend's is kept"
+    opts = RunOptions(suites_dir=Path("suites"))
+    cell_id = resolve_cell_id(opts, cu130, "2.14.1+cu130", "cpu-only")
+    assert cell_id.startswith("cu130-2.14.1-cpu-only-")
+    assert resolve_cell_id(RunOptions(suites_dir=Path("suites"), cell_id="mine"), cu130, "2.14.1") == "mine"

@@ -291,3 +291,33 @@ def test_usable_at_5_columns_and_50000_tests(browser, site, tmp_path: Path, arti
     print(f"scale: load {load_s:.2f}s, outcome filter {filter_s:.2f}s, search {search_s:.2f}s, rows drawn {rows}")
     assert load_s < 20 and filter_s < 10 and search_s < 10
     p.close()
+
+
+def test_release_view_and_rerun_commands(browser, tmp_path: Path, artifacts_dir: Path) -> None:
+    """The committed real cells (torch 2.13.0 and 2.14.1 of the CUDA 13.0 build, run CPU-only, and the CPU
+    build): the release view lays a backend's builds side by side; a test names its rerun command."""
+    cells = Path(__file__).resolve().parent / "data" / "cells"
+    matrix = merge_cell_dirs(sorted(p for p in cells.iterdir() if p.is_dir()))
+    page_path = tmp_path / "releases.html"
+    page_path.write_text(render_html(matrix), encoding="utf-8")
+    p = Page(browser, page_path.as_uri())
+    page = p.page
+    head = page.locator("th.col[data-col='cu130-2.14.1-cpu-only']").inner_text()
+    assert "CUDA 13.0 build, CPU only" in head and "torch 2.14.1+cu130" in head and "CPU-ONLY" in head
+    page.select_option("#f-release", "0")
+    page.wait_for_selector("#releases table.releases")
+    builds = page.eval_on_selector_all("#releases th.col", "els => els.map(e => e.dataset.col)")
+    assert builds == ["cu130-2.13.0-cpu-only", "cu130-2.14.1-cpu-only"]
+    linalg = page.locator("#releases tr[data-feature='linalg'] td.state")
+    assert [linalg.nth(i).get_attribute("data-state") for i in range(2)] == ["supported", "supported"]
+    assert p.hash_params()["release"] == "0", "the view is kept in the URL"
+    page.screenshot(path=str(artifacts_dir / "matrix-page-releases.png"))
+    page.locator("tr.feature[data-feature='export'] button.toggle").click()
+    test_id = "export/test_torchscript.py::test_torchscript_warning_category_is_deprecation"
+    page.locator(f"tr.test[data-test='{test_id}'] td[data-col='cu130-2.14.1-cpu-only'] button").click()
+    rerun = page.locator("#detail code.rerun").inner_text()
+    assert rerun.startswith("python3 -m pip install torch==2.14.1+cu130")
+    assert rerun.endswith(f"--test {test_id}")
+    detail = page.locator("#detail").inner_text()
+    assert "warning_category" in detail and "FutureWarning" in detail, "2.14 announces the deprecation to users"
+    p.close()
