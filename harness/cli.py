@@ -13,7 +13,10 @@ from harness import __version__, commands
 from harness.errors import HarnessError
 
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
-VERB_ORDER = ("run", "merge", "import", "report", "backends", "build", "plan", "diff", "gate", "badge", "publish")
+VERB_ORDER = (
+    "run", "merge", "import", "report", "backends", "build", "wheelhouse",
+    "plan", "diff", "gate", "badge", "publish", "prune",
+)  # fmt: skip
 
 
 def _verb(module_name: str) -> str:
@@ -28,7 +31,9 @@ def _verbs() -> list[tuple[str, str]]:
     return [(v, found[v]) for v in order]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI. With `only`, just that verb's module is imported (the others are listed by name):
+    a merge in CI then starts without importing the Docker SDK, the image builder or the page."""
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Run the shared PyTorch feature suites per backend and publish the backend x feature matrix.",
@@ -37,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
     for verb, module_name in _verbs():
+        if only is not None and verb != only:
+            sub.add_parser(verb)
+            continue
         module = importlib.import_module(f"harness.commands.{module_name}")
         verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
         module.add_arguments(verb_parser)
@@ -44,13 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chosen_verb(raw: list[str]) -> str | None:
+    """The verb a command line names (None: help or no verb)."""
+    words = [a for a in raw if a != "--debug"]
+    known = {verb for verb, _ in _verbs()}
+    return words[0] if words and words[0] in known else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     raw = list(sys.argv[1:] if argv is None else argv)
     if not raw or (raw[0].startswith("-") and raw[0] not in ("-h", "--help", "--version", "--debug")):
         raw = ["run", *raw]  # `harness` alone is the main job
     if raw == ["--debug"]:
         raw = ["--debug", "run"]
+    parser = build_parser(_chosen_verb(raw))
     args = parser.parse_args(raw)
     if getattr(args, "handler", None) is None:
         args = parser.parse_args([*raw, "run"])

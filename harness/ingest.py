@@ -169,12 +169,15 @@ def read_collected(path: Path, gather: _Gather, errors: list[str]) -> None:
         test.reported = True
         last = message.strip().splitlines()[-1] if message.strip() else "collection failed"
         test.attempts = [Attempt(Phase.SETUP, Status.FAILED, message=f"collection failed: {last}", text=message)]
-    plan, interned, scopes = gather.plan, {}, _SCOPES
+    plan, shared, scopes = gather.plan, {}, _SCOPES
     for entry in tests:
         try:
-            nodeid, feature = entry["nodeid"], entry.get("feature") or None
-            # One string per feature (orjson makes one per entry): 50,000 tests, a handful of features.
-            plan[nodeid] = (interned.setdefault(feature, feature), scopes.get(entry.get("scope")))
+            nodeid, key = entry["nodeid"], (entry.get("feature") or None, entry.get("scope"))
+            # One (feature, scope) per kind, shared: 50,000 tests, a handful of features.
+            found = shared.get(key)
+            if found is None:
+                found = shared[key] = (key[0], scopes.get(key[1]))
+            plan[nodeid] = found
         except (KeyError, TypeError, AttributeError):
             continue  # not an entry of the plugin's: left out of the plan
 
@@ -537,20 +540,21 @@ def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features:
     cell_timed_out = status == CellStatus.TIMEOUT.value
     cache: dict[tuple, TestResult] = {}
     nodeids = gather.order()
-    test_features: list[str] = []
-    results: list[TestResult] = []
     plan, plain, tests, no_plan = gather.plan, gather.plain, gather.tests, (None, None)
+    # Plain passes first, in bulk (the order of a cell's tests is free: the matrix sorts them).
+    plain_ids = [n for n in plain if n not in tests]
+    planned = [plan.get(n, no_plan) for n in plain_ids]
+    durations = [round(plain[n], 4) for n in plain_ids]
     passed, backend = Outcome.PASSED, Scope.BACKEND
-    for nodeid in nodeids:
+    results = [
+        cache.get(key) or _shared(cache, *key)
+        for key in ((passed, seconds, scope or backend) for seconds, (_, scope) in zip(durations, planned, strict=True))
+    ]
+    test_features = [f or features.of(n, None) for n, (f, _) in zip(plain_ids, planned, strict=True)]
+    others = [n for n in nodeids if n in tests or n not in plain]
+    for nodeid in others:
         planned_feature, planned_scope = plan.get(nodeid, no_plan)
-        test = tests.get(nodeid)
-        if test is None and nodeid in plain:
-            key = (passed, round(plain[nodeid], 4), planned_scope or backend)
-            result = cache.get(key) or _shared(cache, *key)
-            test_features.append(planned_feature or features.of(nodeid, None))
-            results.append(result)
-            continue
-        test = test or _Test()
+        test = tests.get(nodeid) or _Test()
         test.feature = test.feature or planned_feature
         test.scope = test.scope or planned_scope
         extra: list[Attempt] = []
@@ -561,6 +565,7 @@ def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features:
         result = _result(test, extra, signals.get(nodeid), cache)
         test_features.append(features.of(nodeid, test.feature))
         results.append(result)
+    nodeids = plain_ids + others
     if gather.events_seen and not gather.session_finished and completed:
         errors.append("events.jsonl: the session never finished; results may be incomplete")
     never_ran = sum(1 for r in results if r.outcome is Outcome.NOT_RUN)

@@ -108,10 +108,32 @@ def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
 
 
 # -- reading cells (in parallel) ------------------------------------------------------------
-def _ingest(path: Path) -> CellResult | Problem:
+@dataclass(slots=True)
+class _Read:
+    """One cell as a worker hands it back: its tests, and its roll-up per feature (done in the
+    worker, where cells are read in parallel)."""
+
+    cell: CellResult
+    rolled: dict[str, FeatureCell]
+    ran: bool  # any test with a verdict: a column without one is NO DATA
+
+
+def _roll_cell(cell: CellResult) -> _Read:
+    grouped: dict[str, list[TestResult]] = {}
+    for feature, result in zip(cell.test_features, cell.results, strict=True):
+        fid = feature or UNASSIGNED
+        found = grouped.get(fid)
+        if found is None:
+            found = grouped[fid] = []
+        found.append(result)
+    ran = any(r.outcome is not Outcome.NOT_RUN for r in cell.results)
+    return _Read(cell, {fid: roll_up(results, no_data=not ran) for fid, results in grouped.items()}, ran)
+
+
+def _ingest(path: Path) -> _Read | Problem:
     """One cell, in a worker: its records, or the problem that stopped it (never raises)."""
     try:
-        return ingest_cell(path)
+        return _roll_cell(ingest_cell(path))
     except HarnessError as err:
         return Problem(source=str(path), message=str(err))
     except Exception as err:  # one broken cell must not cost the others
@@ -122,7 +144,7 @@ def _default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, MAX_JOBS))
 
 
-def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[CellResult | Problem]:
+def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[_Read | Problem]:
     """Each cell's result in the order given, read by up to `jobs` worker processes."""
     jobs = _default_jobs() if jobs is None else max(1, jobs)
     if jobs == 1 or len(paths) < 2:
@@ -191,9 +213,10 @@ class _Builder:
         self.seen_features: dict[str, None] = {}
         self.rows: dict[str, tuple[str, dict[str, TestResult]]] = {}
         self.cells: list[tuple[dict[str, Any], str, list[str]]] = []
-        self.per_feature: dict[str, dict[str, list[TestResult]]] = {}
+        self.rolled: dict[str, tuple[dict[str, FeatureCell], bool]] = {}  # column -> roll-ups, ran
 
-    def add(self, cell: CellResult) -> None:
+    def add(self, read: _Read) -> None:
+        cell = read.cell
         column_id = cell.cell_id
         stamp = cell.manifest.get("started_at") or ""
         for fid, info in cell.features.items():
@@ -201,20 +224,15 @@ class _Builder:
                 self.meta[fid] = info
                 self.meta_stamp[fid] = stamp
         rows = self.rows
-        grouped: dict[str, list[TestResult]] = {}
         for nodeid, feature, result in zip(cell.nodeids, cell.test_features, cell.results, strict=True):
-            fid = feature or UNASSIGNED
             row = rows.get(nodeid)
             if row is None:
-                rows[nodeid] = (fid, {column_id: result})
+                rows[nodeid] = (feature or UNASSIGNED, {column_id: result})
             else:
                 row[1][column_id] = result
-            found = grouped.get(fid)
-            if found is None:
-                found = grouped[fid] = []
-                self.seen_features.setdefault(fid, None)
-            found.append(result)
-        self.per_feature[column_id] = grouped
+        for fid in read.rolled:
+            self.seen_features.setdefault(fid, None)
+        self.rolled[column_id] = (read.rolled, read.ran)
         self.cells.append((cell.manifest, str(cell.path), list(cell.errors)))
 
     def add_missing(self, entry: dict[str, Any]) -> None:
@@ -227,7 +245,7 @@ class _Builder:
             # the planned build, so the column sorts with its backend's other builds
             "environment": {"torch": {"version": entry.get("torch") or None}},
         }
-        self.per_feature[entry["cell_id"]] = {}
+        self.rolled[entry["cell_id"]] = ({}, False)
         self.cells.append((manifest, "(planned)", []))
 
     def features(self) -> list[Feature]:
@@ -266,8 +284,7 @@ class _Builder:
         grid: dict[str, dict[str, FeatureCell]] = {fid: {} for fid in feature_ids}
         for manifest, source, errors in sorted(self.cells, key=lambda c: self.column_order(c[0])):
             column_id = manifest["cell_id"]
-            grouped = self.per_feature.get(column_id, {})
-            ran = any(r.outcome is not Outcome.NOT_RUN for results in grouped.values() for r in results)
+            rolled, ran = self.rolled.get(column_id, ({}, False))
             if not ran:
                 state = ColumnState.NO_DATA
             elif manifest.get("status") == CellStatus.COMPLETED.value and not errors:
@@ -277,7 +294,7 @@ class _Builder:
             totals: Counter[Outcome] = Counter()
             states: Counter[Rollup] = Counter()
             for fid in feature_ids:
-                cell = roll_up(grouped.get(fid, []), no_data=state is ColumnState.NO_DATA)
+                cell = rolled.get(fid) or roll_up((), no_data=True)  # no test of it here
                 grid[fid][column_id] = cell
                 totals.update(cell.counts)
                 if fid in scored:
