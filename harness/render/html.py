@@ -10,6 +10,7 @@ fetched from anywhere: CSS and JS are inline and a Content-Security-Policy forbi
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from functools import cache
@@ -88,7 +89,9 @@ def _trim(text: str | None, cap: int) -> str | None:
     return f"{text[:head]}\n… [{len(text) - cap} characters trimmed; see the cell's files] …\n{text[-(cap - head) :]}"
 
 
+@functools.lru_cache(maxsize=65_536)
 def _duration(value: float | None) -> float | None:
+    """Three significant digits for the page (results share durations: each is rounded once)."""
     if value is None:
         return None
     return float(f"{value:.3g}")
