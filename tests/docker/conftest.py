@@ -154,6 +154,40 @@ def cpu_image(docker_client: Any, cpu_spec: Any) -> Any:
     return result
 
 
+def image_file(client: Any, ref: str, path: str) -> str:
+    """A file of an image, copied out of a created (never started) container.
+
+    Not `cat` in `containers.run`: docker-py reads the logs after the container exited, and a
+    container that exits at once sometimes has none yet (an empty string, seen in CI)."""
+    import io
+    import tarfile
+
+    container = client.containers.create(ref, ["true"], network_disabled=True)
+    try:
+        chunks, _ = container.get_archive(path)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
+            member = archive.extractfile(archive.getmembers()[0])
+            assert member is not None, f"{path} in {ref} is not a file"
+            return member.read().decode("utf-8", "replace")
+    finally:
+        container.remove(force=True)
+
+
+def run_output(ref: str, command: list[str]) -> str:
+    """stdout and stderr of a throwaway container (no network), removed afterwards.
+
+    The docker CLI attaches before the container starts, so a command that exits at once
+    loses no output (docker-py's `containers.run` reads logs afterwards and can)."""
+    done = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", ref, *command],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, f"{command} in {ref} exited {done.returncode}: {done.stderr[-2000:]}"
+    return done.stdout + done.stderr
+
+
 def cell_id(name: str) -> str:
     """A cell id unique to this test session (labels of its containers carry it)."""
     return f"{name}-{SESSION}"

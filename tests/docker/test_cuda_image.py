@@ -18,6 +18,7 @@ from tests.docker.conftest import (
     CUDNN_LIBRARY,
     CUT_SIZE,
     harness_cli,
+    image_file,
     remove_image,
 )
 
@@ -49,7 +50,7 @@ def test_cu130_image_from_pypi_wheels_is_built_and_every_library_verified(
         assert "torch-2.13.0-cp311" in labels["torch-compat.torch.source"]
         assert labels["torch-compat.torch.index"] == "", "the label named an index although a wheelhouse was used"
         assert image_build.find_image(docker_client, plan.venv_tag) is None, "the -venv build image was left"
-        facts = _file(docker_client, plan.tag, "/opt/torch-compat/torch.json")
+        facts = image_file(docker_client, plan.tag, "/opt/torch-compat/torch.json")
         assert '"cuda": "13.0"' in facts and "libraries" in facts
         print(f"cu130 image built in {took:.0f} s, {image.attrs['Size'] / 1e9:.2f} GB: {verified[0]}")
     finally:
@@ -76,8 +77,3 @@ def test_broken_cuda_wheels_are_refused_naming_the_wheel_and_the_library(
     assert "\x1b" not in error, "terminal colour codes of the build log reached the message"
     assert image_build.find_image(docker_client, plan.tag) is None
     assert image_build.find_image(docker_client, plan.venv_tag) is None, "the refused build left its venv image"
-
-
-def _file(client: Any, ref: str, path: str) -> str:
-    out = client.containers.run(ref, ["cat", path], network_mode="none", remove=True)
-    return out.decode("utf-8", "replace")

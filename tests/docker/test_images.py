@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 
 from harness import image_build, images
-from tests.docker.conftest import FAKE_PROXY_PASSWORD, TEST_CA, harness_cli
+from tests.docker.conftest import FAKE_PROXY_PASSWORD, TEST_CA, harness_cli, run_output
 
 
 def _run_in(client: Any, ref: str, command: list[str]) -> str:
     """Output of a throwaway container (no network), removed afterwards."""
-    output = client.containers.run(ref, command, network_mode="none", remove=True, stderr=True)
-    return output.decode("utf-8", "replace")
+    return run_output(ref, command)
 
 
 def test_cpu_image_is_built_and_labelled(docker_client: Any, cpu_image: image_build.ImageResult) -> None:
