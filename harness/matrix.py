@@ -3,7 +3,7 @@
 A column is one cell, identified by the manifest's cell_id, never by file names or XML
 content. Re-runs of a cell (run attempts) keep the latest; the same run uploaded twice is
 merged once; both are decided from the manifests alone, before any result is read. Cells
-are independent, so they are read in parallel worker processes (one per core, at most
+are independent, so they are read in parallel worker processes (one more than the cores, at most
 `jobs`); each worker streams its cell's files and hands back only the decided records.
 A column without results is NO DATA and has no score.
 """
@@ -141,7 +141,9 @@ def _ingest(path: Path) -> _Read | Problem:
 
 
 def _default_jobs() -> int:
-    return max(1, min(os.cpu_count() or 1, MAX_JOBS))
+    # One more worker than cores: a cell is the unit of work, so with 5 cells on 2 cores the
+    # last one would run alone on one core; an extra worker keeps every core busy to the end.
+    return max(1, min((os.cpu_count() or 1) + 1, MAX_JOBS))
 
 
 def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[_Read | Problem]:

@@ -470,35 +470,24 @@ class Matrix:
     def write_to(self, handle: IO[bytes]) -> None:
         """matrix.json, streamed: the head pretty-printed, then one line per test.
 
-        Rows are encoded by hand around each result's JSON, and a result shared by many tests
-        (the merge shares equal "passed in t seconds" results) is encoded once."""
+        A result shared by many tests (the merge shares equal "passed in t seconds" results)
+        is turned into its JSON dict once; each row is then one encoder call (orjson: C)."""
         dumps = jsonio.dumps
-        encoded: dict[int, bytes] = {}
+        as_json: dict[int, dict[str, Any]] = {}
 
-        def result_json(result: TestResult) -> bytes:
+        def result_json(result: TestResult) -> dict[str, Any]:
             key = id(result)  # results are alive (held by the matrix) for the whole write
-            found = encoded.get(key)
+            found = as_json.get(key)
             if found is None:
-                found = encoded[key] = dumps(result.to_json())
+                found = as_json[key] = result.to_json()
             return found
 
-        keys = {c.id: dumps(c.id) + b":" for c in self.columns}
-        names = {f.id: dumps(f.id) for f in self.features}
-
-        def rows() -> Iterator[jsonio.Raw]:
+        def rows() -> Iterator[bytes]:
             for test in self.tests:
-                results = b",".join((keys.get(c) or dumps(c) + b":") + result_json(r) for c, r in test.results.items())
-                yield jsonio.Raw(
-                    b'{"id":'
-                    + dumps(test.id)
-                    + b',"feature":'
-                    + (names.get(test.feature) or dumps(test.feature))
-                    + b',"results":{'
-                    + results
-                    + b"}}"
-                )
+                results = {c: result_json(r) for c, r in test.results.items()}
+                yield dumps({"id": test.id, "feature": test.feature, "results": results})
 
-        jsonio.write_json_lines_object(handle, self._head(), "tests", rows())
+        jsonio.write_json_lines_object(handle, self._head(), "tests", rows(), encoded=True)
 
     def write(self, path: Path) -> None:
         jsonio.write_atomic(Path(path), self.write_to)
