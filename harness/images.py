@@ -280,11 +280,8 @@ def layer_buildargs(spec: BuildSpec, common_tag: str) -> dict[str, str]:
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def inputs_hash(

@@ -109,11 +109,10 @@ def bundled_libraries(dists: Iterable[metadata.Distribution]) -> list[Library]:
 
 # -- 1. present as the RECORD says -------------------------------------------------------------
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+    """The file's digest as a wheel's RECORD writes it (urlsafe base64, no padding)."""
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+        digest = hashlib.file_digest(handle, "sha256").digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def record_problem(library: Library) -> str | None:
