@@ -33,16 +33,25 @@ def dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_default).encode("utf-8")
 
 
+def encoder(convert: Callable[[Any], Any]) -> Callable[[Any], bytes]:
+    """`dumps` where every object the codec does not know (dataclasses included) is first
+    replaced by `convert(obj)`: a model object becomes its JSON form inside the encoder's own
+    walk, without building a copy of each containing dict in Python first."""
+    if orjson is not None:
+        option = orjson.OPT_PASSTHROUGH_DATACLASS  # dataclasses go through `convert`, not orjson's own form
+        return lambda data: orjson.dumps(data, default=convert, option=option)
+    return lambda data: json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=convert).encode("utf-8")
+
+
 def dumps_pretty(data: Any) -> bytes:
     if orjson is not None:
         return orjson.dumps(data, default=_default, option=orjson.OPT_INDENT_2)
     return json.dumps(data, ensure_ascii=False, indent=2, default=_default).encode("utf-8")
 
 
-def loads(data: bytes | str) -> Any:
-    if orjson is not None:
-        return orjson.loads(data)
-    return json.loads(data)
+# JSON text (bytes or str) -> Python objects. The codec's own function, not a wrapper: the
+# merge calls it once per line of every events.jsonl.
+loads: Callable[[bytes | str], Any] = orjson.loads if orjson is not None else json.loads
 
 
 def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:

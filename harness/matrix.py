@@ -10,16 +10,22 @@ A column without results is NO DATA and has no score.
 
 from __future__ import annotations
 
+import ctypes
+import gc
+import multiprocessing
 import os
+import pickle
 import re
-from collections import Counter
+import sys
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from harness import __version__
+from harness import __version__, gcpause
 from harness.cell import CellStatus, read_manifest, utc_now
 from harness.errors import HarnessError, InputError
 from harness.ingest import CellResult, ingest_cell
@@ -50,6 +56,10 @@ MISSING_CELL_ERROR: Final = (
     "was cancelled, or no runner picked it up"
 )
 MAX_JOBS: Final = 8
+# Workers forked from the merging process start at once with the harness already imported
+# (Python 3.14 makes forkserver the default, which imports it again in every worker). Linux
+# only: elsewhere the platform's default method is the safe one.
+_WORKER_START: Final = multiprocessing.get_context("fork") if sys.platform == "linux" else None
 
 
 # -- which cells -------------------------------------------------------------------------------
@@ -119,25 +129,50 @@ class _Read:
 
 
 def _roll_cell(cell: CellResult) -> _Read:
-    grouped: dict[str, list[TestResult]] = {}
-    for feature, result in zip(cell.test_features, cell.results, strict=True):
+    # Equal results are shared objects (ingest shares "passed in t seconds"), so each distinct
+    # (feature, result) pair is counted in C and judged once, with its count.
+    results = cell.results
+    by_id = dict(zip(map(id, results), results, strict=True))
+    tally = Counter(zip(cell.test_features, map(id, results), strict=True))
+    grouped: dict[str, list[tuple[TestResult, int]]] = {}
+    for (feature, key), count in tally.items():
         fid = feature or UNASSIGNED
         found = grouped.get(fid)
         if found is None:
             found = grouped[fid] = []
-        found.append(result)
-    ran = any(r.outcome is not Outcome.NOT_RUN for r in cell.results)
-    return _Read(cell, {fid: roll_up(results, no_data=not ran) for fid, results in grouped.items()}, ran)
+        found.append((by_id[key], count))
+    ran = any(r.outcome is not Outcome.NOT_RUN for r in by_id.values())
+    rolled = {fid: _roll_up_counted(pairs, no_data=not ran) for fid, pairs in grouped.items()}
+    return _Read(cell, rolled, ran)
 
 
 def _ingest(path: Path) -> _Read | Problem:
     """One cell, in a worker: its records, or the problem that stopped it (never raises)."""
     try:
-        return _roll_cell(ingest_cell(path))
+        with gcpause.paused():
+            return _roll_cell(ingest_cell(path))
     except HarnessError as err:
         return Problem(source=str(path), message=str(err))
     except Exception as err:  # one broken cell must not cost the others
         return Problem(source=str(path), message=f"unexpected {type(err).__name__}: {err}")
+
+
+def _ingest_in_worker(path: Path) -> bytes:
+    """_ingest in a worker process, its result pickled here; then the memory the cell took goes
+    back to the system, so a worker that waits while the last cells are read holds nothing."""
+    data = pickle.dumps(_ingest(path), protocol=pickle.HIGHEST_PROTOCOL)
+    gc.collect()
+    _trim_heap()
+    return data
+
+
+def _trim_heap() -> None:
+    """glibc keeps freed memory for reuse; malloc_trim returns it (a no-op elsewhere)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS)
+        return
+    trim(0)
 
 
 def _default_jobs() -> int:
@@ -146,18 +181,42 @@ def _default_jobs() -> int:
     return max(1, min((os.cpu_count() or 1) + 1, MAX_JOBS))
 
 
-def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[_Read | Problem]:
-    """Each cell's result in the order given, read by up to `jobs` worker processes."""
+def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[tuple[int, _Read | Problem]]:
+    """(index in `paths`, result) for every cell, read by up to `jobs` worker processes and
+    handed back in the order they were started, so the merge adds one cell while the next ones
+    are still being read. Cells start in the order given, except that cells of a larger
+    power-of-two size class start first (the last cell to finish should be a small one)."""
     jobs = _default_jobs() if jobs is None else max(1, jobs)
     if jobs == 1 or len(paths) < 2:
-        for path in paths:
-            yield _ingest(path)
+        for index, path in enumerate(paths):
+            yield index, _ingest(path)
         return
-    # Largest first, so the last cell to finish is a small one.
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        futures = {path: pool.submit(_ingest, path) for path in sorted(paths, key=_cell_size, reverse=True)}
-        for path in paths:
-            yield futures[path].result()
+    order = sorted(range(len(paths)), key=lambda i: -_cell_size(paths[i]).bit_length())
+    lost: list[int] = []
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=_WORKER_START) as pool:
+        futures = deque((i, pool.submit(_ingest_in_worker, paths[i])) for i in order)
+        while futures:
+            index, future = futures.popleft()  # a future holds its result: let each go once read
+            try:
+                data = future.result()
+            except BrokenProcessPool:  # a worker died (killed for memory, a crash in a parser)
+                lost.append(index)
+                continue
+            del future
+            yield index, pickle.loads(data)
+            del data
+    # A dead worker breaks the whole pool: each cell it took down is read again on its own, so
+    # only the cell that kills its reader is lost.
+    for index in lost:
+        yield index, _ingest_alone(paths[index])
+
+
+def _ingest_alone(path: Path) -> _Read | Problem:
+    with ProcessPoolExecutor(max_workers=1, mp_context=_WORKER_START) as pool:
+        try:
+            return pickle.loads(pool.submit(_ingest_in_worker, path).result())
+        except BrokenProcessPool:
+            return Problem(source=str(path), message="reading this cell killed its worker process (out of memory?)")
 
 
 def _cell_size(path: Path) -> int:
@@ -205,37 +264,48 @@ def environment_of(manifest: dict[str, Any]) -> Environment:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Added:
+    """A cell as the builder keeps it until the build: what is small and depends on the order of
+    columns (the rows are merged as each cell arrives)."""
+
+    manifest: dict[str, Any]
+    source: str
+    errors: tuple[str, ...]
+    features: dict[str, dict[str, str]]  # row metadata the cell brought
+    rolled: dict[str, FeatureCell]
+    ran: bool
+
+
 class _Builder:
-    """Accumulates columns and test rows one cell at a time, then rolls them up."""
+    """Merges the cells' test rows as each cell arrives (in any order), then builds the model in
+    column order: the matrix does not depend on the order cells were given or finished in."""
 
     def __init__(self) -> None:
         self.registry = load_registry()
-        self.meta: dict[str, dict[str, Any]] = {}
-        self.meta_stamp: dict[str, str] = {}
-        self.seen_features: dict[str, None] = {}
         self.rows: dict[str, tuple[str, dict[str, TestResult]]] = {}
-        self.cells: list[tuple[dict[str, Any], str, list[str]]] = []
-        self.rolled: dict[str, tuple[dict[str, FeatureCell], bool]] = {}  # column -> roll-ups, ran
+        # test id -> column -> feature, for the few tests whose columns put them in different rows
+        self.disputed: dict[str, dict[str, str]] = {}
+        self.cells: list[_Added] = []
 
     def add(self, read: _Read) -> None:
         cell = read.cell
         column_id = cell.cell_id
-        stamp = cell.manifest.get("started_at") or ""
-        for fid, info in cell.features.items():
-            if fid not in self.meta or stamp >= self.meta_stamp[fid]:
-                self.meta[fid] = info
-                self.meta_stamp[fid] = stamp
-        rows = self.rows
+        rows, disputed = self.rows, self.disputed
         for nodeid, feature, result in zip(cell.nodeids, cell.test_features, cell.results, strict=True):
+            feature = feature or UNASSIGNED
             row = rows.get(nodeid)
             if row is None:
-                rows[nodeid] = (feature or UNASSIGNED, {column_id: result})
-            else:
-                row[1][column_id] = result
-        for fid in read.rolled:
-            self.seen_features.setdefault(fid, None)
-        self.rolled[column_id] = (read.rolled, read.ran)
-        self.cells.append((cell.manifest, str(cell.path), list(cell.errors)))
+                rows[nodeid] = (feature, {column_id: result})
+                continue
+            known, results = row
+            if feature is not known and feature != known:
+                # The row's first column (the first key of its results) set `known`.
+                disputed.setdefault(nodeid, {next(iter(results)): known})[column_id] = feature
+            results[column_id] = result
+        self.cells.append(
+            _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran)
+        )
 
     def add_missing(self, entry: dict[str, Any]) -> None:
         manifest = {
@@ -247,21 +317,55 @@ class _Builder:
             # the planned build, so the column sorts with its backend's other builds
             "environment": {"torch": {"version": entry.get("torch") or None}},
         }
-        self.rolled[entry["cell_id"]] = ({}, False)
-        self.cells.append((manifest, "(planned)", []))
+        self.cells.append(_Added(manifest, "(planned)", (), {}, {}, False))
 
-    def features(self) -> list[Feature]:
-        order = [fid for fid in self.meta if fid != UNASSIGNED]
-        order += [fid for fid in self.seen_features if fid not in self.meta and fid != UNASSIGNED]
-        if UNASSIGNED in self.seen_features:
+    def features(self, cells: Sequence[_Added]) -> list[Feature]:
+        """The rows, in the order the columns (in column order) first name them; each feature's
+        metadata from its most recently started cell (on a tie, the later column)."""
+        meta: dict[str, dict[str, str]] = {}
+        meta_stamp: dict[str, str] = {}
+        seen: dict[str, None] = {}
+        for cell in cells:
+            stamp = cell.manifest.get("started_at") or ""
+            for fid, info in cell.features.items():
+                if fid not in meta or stamp >= meta_stamp[fid]:
+                    meta[fid] = info
+                    meta_stamp[fid] = stamp
+            seen.update(dict.fromkeys(cell.rolled))
+        order = [fid for fid in meta if fid != UNASSIGNED]
+        order += [fid for fid in seen if fid not in meta and fid != UNASSIGNED]
+        if UNASSIGNED in seen:
             order.append(UNASSIGNED)
         features = []
         for fid in order:
-            info = self.meta.get(fid, {})
+            info = meta.get(fid, {})
             title = info.get("title") or ("Not in any feature" if fid == UNASSIGNED else fid)
             scope = Scope.HOST if info.get("scope") == Scope.HOST.value else Scope.BACKEND
             features.append(Feature(id=fid, title=title, since=info.get("since"), claim=info.get("claim"), scope=scope))
         return features
+
+    def test_rows(self, column_ids: list[str], feature_ids: list[str]) -> tuple[TestRow, ...]:
+        """The rows by feature, then id. A test that columns put in different rows goes in the
+        row of its first column; each row's results are in column order."""
+        rank = {c: i for i, c in enumerate(column_ids)}
+        rows = self.rows
+        if self.disputed:
+            rows = dict(rows)
+            for nodeid, by_column in self.disputed.items():
+                rows[nodeid] = (by_column[min(by_column, key=rank.__getitem__)], rows[nodeid][1])
+        position = {fid: i for i, fid in enumerate(feature_ids)}
+        ordered = sorted(rows.items(), key=lambda kv: (position[kv[1][0]], kv[0]))
+        arrived = [c.manifest["cell_id"] for c in self.cells if c.source != "(planned)"]
+        if arrived == sorted(arrived, key=rank.__getitem__):  # results went in in column order
+            return tuple(TestRow(id=nodeid, feature=fid, results=results) for nodeid, (fid, results) in ordered)
+        return tuple(
+            TestRow(
+                id=nodeid,
+                feature=fid,
+                results={c: results[c] for c in column_ids if c in results} if len(results) > 1 else results,
+            )
+            for nodeid, (fid, results) in ordered
+        )
 
     def column_order(self, manifest: dict[str, Any]) -> tuple[Any, ...]:
         """Backends in registry order; within one, its real columns before its variants, and
@@ -278,16 +382,17 @@ class _Builder:
         )
 
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
-        features = self.features()
+        cells = sorted(self.cells, key=lambda c: self.column_order(c.manifest))
+        features = self.features(cells)
         feature_ids = [f.id for f in features]
         # Backend-independent features and the `unassigned` row are shown, never scored.
         scored = {f.id for f in features if f.scope is Scope.BACKEND and f.id != UNASSIGNED}
         columns: list[Column] = []
         grid: dict[str, dict[str, FeatureCell]] = {fid: {} for fid in feature_ids}
-        for manifest, source, errors in sorted(self.cells, key=lambda c: self.column_order(c[0])):
+        for added in cells:
+            manifest, source, errors, rolled = added.manifest, added.source, added.errors, added.rolled
             column_id = manifest["cell_id"]
-            rolled, ran = self.rolled.get(column_id, ({}, False))
-            if not ran:
+            if not added.ran:
                 state = ColumnState.NO_DATA
             elif manifest.get("status") == CellStatus.COMPLETED.value and not errors:
                 state = ColumnState.OK
@@ -316,7 +421,7 @@ class _Builder:
                     error=manifest.get("error"),
                     exit=manifest.get("exit"),
                     environment=environment_of(manifest),
-                    errors=tuple(errors),
+                    errors=errors,
                     counts=dict(totals),
                     score=None
                     if state is ColumnState.NO_DATA
@@ -333,11 +438,7 @@ class _Builder:
                     reproduce=column_command(manifest) if source != "(planned)" else None,
                 )
             )
-        position = {fid: i for i, fid in enumerate(feature_ids)}
-        tests = tuple(
-            TestRow(id=nodeid, feature=fid, results=results)
-            for nodeid, (fid, results) in sorted(self.rows.items(), key=lambda kv: (position[kv[1][0]], kv[0]))
-        )
+        tests = self.test_rows([c.id for c in columns], feature_ids)
         shas = sorted({c.environment.suite_sha for c in columns if c.environment.suite_sha})
         return Matrix(
             schema_version=SCHEMA_VERSION,
@@ -365,26 +466,31 @@ def version_key(version: str | None) -> tuple[tuple[int, ...], str]:
 def roll_up(results: Sequence[TestResult], *, no_data: bool = False) -> FeatureCell:
     """One feature on one column. The state is judged on backend-scope tests; host-scope ones
     decide only where a feature has nothing else; a measurement that worked is a figure, not a pass."""
+    return _roll_up_counted(((result, 1) for result in results), no_data=no_data)
+
+
+def _roll_up_counted(pairs: Iterable[tuple[TestResult, int]], *, no_data: bool = False) -> FeatureCell:
+    """roll_up() of (result, how many tests have it) pairs."""
     counts: Counter[Outcome] = Counter()
     skips: Counter[SkipClass] = Counter()
     basis: dict[Scope, Counter[Outcome]] = {Scope.BACKEND: Counter(), Scope.HOST: Counter()}
     unsupported = {Scope.BACKEND: 0, Scope.HOST: 0}
     host = measurements = 0
-    for result in results:
+    for result, n in pairs:
         outcome = result.outcome
         if result.scope is Scope.MEASUREMENT and outcome in GOOD:
-            measurements += 1
+            measurements += n
             continue
-        counts[outcome] += 1
+        counts[outcome] += n
         scope = Scope.HOST if result.scope is Scope.HOST else Scope.BACKEND
-        basis[scope][outcome] += 1
+        basis[scope][outcome] += n
         if scope is Scope.HOST:
-            host += 1
+            host += n
         if outcome is Outcome.SKIPPED:
             skip_class = result.skip_class or SkipClass.UNCLASSIFIED
-            skips[skip_class] += 1
+            skips[skip_class] += n
             if skip_class is SkipClass.UNSUPPORTED:
-                unsupported[scope] += 1
+                unsupported[scope] += n
     judged_on = Scope.BACKEND if basis[Scope.BACKEND] else Scope.HOST
     if no_data:
         state = Rollup.NO_DATA
@@ -412,16 +518,26 @@ def merge_cell_dirs(
     paths: Iterable[Path], expected: Sequence[dict[str, Any]] = (), *, jobs: int | None = None
 ) -> Matrix:
     """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing."""
+    with gcpause.paused():
+        return _merge(paths, expected, jobs)
+
+
+def _merge(paths: Iterable[Path], expected: Sequence[dict[str, Any]], jobs: int | None) -> Matrix:
     inputs, problems = _read_manifests(paths)
     kept, notes = deduplicate(inputs)
     builder = _Builder()
+    # Read in column order: each row then takes its results in the order the matrix shows them.
+    order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i].manifest))
     present: list[str] = []
-    for item, result in zip(kept, ingest_cells([i.path for i in kept], jobs), strict=True):
+    failed: dict[int, Problem] = {}
+    for index, result in ingest_cells([kept[i].path for i in order], jobs):
+        item = order[index]
         if isinstance(result, Problem):
-            problems.append(result)
+            failed[item] = result
             continue
         builder.add(result)
-        present.append(item.cell_id)
+        present.append(kept[item].cell_id)
+    problems.extend(failed[i] for i in sorted(failed))  # in the order the cells were given
     for entry in missing_cells(expected, present):
         builder.add_missing(entry)
     return builder.build(problems, notes)

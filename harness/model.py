@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, Final
 
-from harness import jsonio
+from harness import gcpause, jsonio
 from harness.cell import CellStatus
 from harness.errors import InputError
 from harness.outcomes import BAD, GOOD, Outcome, Rollup, Scope, SkipClass
@@ -326,6 +326,29 @@ class TestResult:
             data["extra_messages"] = list(self.extra_messages)
         return data
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled as plain values, enums by their value: merge workers hand back thousands of
+        # results, and the default (a dataclass state and an enum constructor call per enum)
+        # cost more to load in the merging process than the results took to decide.
+        return (
+            _unpickle_result,
+            (
+                self.outcome.value,
+                self.skip_class.value if self.skip_class is not None else None,
+                self.link,
+                self.message,
+                self.trace,
+                self.output,
+                self.duration,
+                self.attempts,
+                self.properties,
+                self.scope.value,
+                self.strict,
+                self.signal,
+                self.extra_messages,
+            ),
+        )
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TestResult:
         skip = data.get("skip_class")
@@ -347,6 +370,41 @@ class TestResult:
 
 
 _OUTCOMES: Final = {o.value: o for o in Outcome}
+_SKIP_CLASSES: Final = {c.value: c for c in SkipClass}
+_SCOPES: Final = {s.value: s for s in Scope}
+
+
+def _unpickle_result(
+    outcome: str,
+    skip_class: str | None,
+    link: str | None,
+    message: str | None,
+    trace: str | None,
+    output: str | None,
+    duration: float | None,
+    attempts: int,
+    properties: Mapping[str, Any],
+    scope: str,
+    strict: bool | None,
+    signal: str | None,
+    extra_messages: tuple[str, ...],
+) -> TestResult:
+    """TestResult.__reduce__'s other half."""
+    return TestResult(
+        outcome=_OUTCOMES[outcome],
+        skip_class=_SKIP_CLASSES[skip_class] if skip_class is not None else None,
+        link=link,
+        message=message,
+        trace=trace,
+        output=output,
+        duration=duration,
+        attempts=attempts,
+        properties=properties,
+        scope=_SCOPES[scope],
+        strict=strict,
+        signal=signal,
+        extra_messages=extra_messages,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -471,23 +529,24 @@ class Matrix:
         """matrix.json, streamed: the head pretty-printed, then one line per test.
 
         A result shared by many tests (the merge shares equal "passed in t seconds" results)
-        is turned into its JSON dict once; each row is then one encoder call (orjson: C)."""
-        dumps = jsonio.dumps
+        is turned into its JSON dict once; each row is then one encoder call, which meets the
+        results inside the row's mapping and asks `result_json` for their form (orjson: C)."""
         as_json: dict[int, dict[str, Any]] = {}
 
-        def result_json(result: TestResult) -> dict[str, Any]:
+        def result_json(result: Any) -> Any:
             key = id(result)  # results are alive (held by the matrix) for the whole write
             found = as_json.get(key)
             if found is None:
-                found = as_json[key] = result.to_json()
+                if isinstance(result, TestResult):
+                    found = as_json[key] = result.to_json()
+                else:  # not a result: a mapping that is not a dict, or a value JSON has no form for
+                    return dict(result) if isinstance(result, Mapping) else str(result)
             return found
 
-        def rows() -> Iterator[bytes]:
-            for test in self.tests:
-                results = {c: result_json(r) for c, r in test.results.items()}
-                yield dumps({"id": test.id, "feature": test.feature, "results": results})
-
-        jsonio.write_json_lines_object(handle, self._head(), "tests", rows(), encoded=True)
+        dumps = jsonio.encoder(result_json)
+        rows = (dumps({"id": test.id, "feature": test.feature, "results": test.results}) for test in self.tests)
+        with gcpause.paused():
+            jsonio.write_json_lines_object(handle, self._head(), "tests", rows, encoded=True)
 
     def write(self, path: Path) -> None:
         jsonio.write_atomic(Path(path), self.write_to)
@@ -526,6 +585,11 @@ class Matrix:
             raise InputError(f"{path}: no such matrix file", hint="create it with `harness merge`") from None
         except OSError as err:
             raise InputError(f"{path}: cannot read: {err}") from err
+        with gcpause.paused():  # a whole matrix of acyclic objects: see harness/gcpause.py
+            return cls._from_bytes(raw, path)
+
+    @classmethod
+    def _from_bytes(cls, raw: bytes, path: Path) -> Matrix:
         try:
             data = jsonio.loads(raw)
         except ValueError as err:

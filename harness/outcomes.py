@@ -269,20 +269,39 @@ def decide(attempts: Sequence[Attempt], *, signal: str | None = None) -> Decisio
         durations = [a.duration for a in attempts if a.duration is not None]
         return Decision(outcome=Outcome.PASSED, duration=round(sum(durations), 6) if durations else None)
     decision = Decision(outcome=Outcome.NOT_RUN)
-    reruns = [a for a in attempts if a.status is Status.RERUN]
-    final = [a for a in attempts if a.status is not Status.RERUN]
+    # One pass sorts the attempts: the failed attempts the producer retried (reruns), the last
+    # run's phases (`ran`), and the few attempts the rules below look for.
+    reruns: list[Attempt] = []
+    ran: list[Attempt] = []
+    durations: list[float] = []
+    hard = in_flight = teardown = None
+    first_signal: str | None = None
+    for attempt in attempts:
+        status, phase = attempt.status, attempt.phase
+        if status is Status.RERUN:
+            reruns.append(attempt)
+            continue
+        if attempt.duration is not None:
+            durations.append(attempt.duration)
+        if first_signal is None and attempt.signal:
+            first_signal = attempt.signal
+        if phase is Phase.IN_FLIGHT:
+            in_flight = in_flight or attempt
+            continue
+        ran.append(attempt)
+        if phase is Phase.TEARDOWN:
+            teardown = attempt  # the last one counts
+        elif phase is Phase.TEST and status is Status.TIMEOUT and hard is None:
+            hard = attempt
     decision.attempts = 1 + len(reruns)
-    durations = [a.duration for a in final if a.duration is not None]
     decision.duration = round(sum(durations), 6) if durations else None
-    hard = next((a for a in final if a.phase is Phase.TEST and a.status is Status.TIMEOUT), None)
     if hard is not None:
         return _failure(decision, Outcome.TIMEOUT, hard)
-    in_flight = next((a for a in final if a.phase is Phase.IN_FLIGHT), None)
-    _final_verdict(decision, [a for a in final if a.phase is not Phase.IN_FLIGHT])
+    _final_verdict(decision, ran)
     if in_flight is not None and decision.outcome is Outcome.NOT_RUN:
         _final_verdict(decision, [in_flight])
     if decision.outcome is Outcome.CRASHED:
-        signal = decision.signal or next((a.signal for a in final if a.signal), None) or signal
+        signal = decision.signal or first_signal or signal
         if signal and signal.startswith("Timeout ("):
             # Not a crash: the watchdog ended a test stuck in native code holding the interpreter.
             decision.outcome, decision.signal = Outcome.TIMEOUT, None
@@ -293,7 +312,6 @@ def decide(attempts: Sequence[Attempt], *, signal: str | None = None) -> Decisio
             decision.signal = signal
             if decision.message and signal not in decision.message:
                 decision.message = f"{decision.message} ({signal})"
-    teardown = next((a for a in reversed(final) if a.phase is Phase.TEARDOWN), None)
     if teardown is not None and teardown.status in (Status.FAILED, Status.ERROR):
         if decision.outcome in (Outcome.PASSED, Outcome.XPASSED, Outcome.SKIPPED, Outcome.XFAILED):
             decision.skip_class = decision.link = decision.strict = None

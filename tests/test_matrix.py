@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import pytest
 
@@ -107,6 +108,57 @@ def test_unreadable_input_is_reported_and_others_kept(cells, tmp_path):
     assert "no manifest.json" in matrix["input_errors"][0]["message"]
 
 
+def _without_time(matrix: dict) -> dict:
+    return {k: v for k, v in matrix.items() if k != "generated_at"}
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_the_order_cells_come_in_does_not_change_the_matrix(cells, tmp_path, jobs):
+    """Cells are read in parallel and added as they arrive; the matrix (rows, each row's results,
+    features, and the row of a test that two columns put in different features) follows column
+    order, never the order given or finished."""
+    first, second, no_device = cells
+    moved = tmp_path / "runner-b"
+    shutil.copytree(second, moved)
+    collected = json.loads((moved / "collected.json").read_text())
+    for entry in collected["tests"]:
+        if entry["nodeid"] == "alpha/test_alpha.py::test_ok":
+            entry["feature"] = "beta"  # runner-b's suite put it in another feature
+    (moved / "collected.json").write_text(json.dumps(collected))
+    forward = merge_cell_dirs([first, moved, no_device], jobs=jobs).to_json()
+    backward = merge_cell_dirs([no_device, moved, first], jobs=jobs).to_json()
+    assert _without_time(forward) == _without_time(backward)
+    assert [c["id"] for c in forward["columns"]] == ["cpu-runner-a", "cpu-runner-b", "cu130-no-gpu"]
+    row = next(t for t in backward["tests"] if t["id"] == "alpha/test_alpha.py::test_ok")
+    assert row["feature"] == "alpha", "the row of its first column (cpu-runner-a)"
+    assert list(row["results"]) == ["cpu-runner-a", "cpu-runner-b"]
+    assert forward["cells"]["beta"]["cpu-runner-b"]["counts"] == {"passed": 1, "failed": 1}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the merge forks its workers on Linux only")
+def test_a_worker_that_dies_loses_only_its_cell(cells, monkeypatch):
+    """A cell that kills the process reading it (out of memory, a crash in a parser) is one
+    input error; the cells its death took down with the pool are read again."""
+    import os
+
+    from harness import matrix as matrix_module
+
+    first, second, no_device = cells
+    read = matrix_module._ingest
+
+    def dies_on_runner_b(path):
+        if path == second:
+            os._exit(9)
+        return read(path)
+
+    monkeypatch.setattr(matrix_module, "_ingest", dies_on_runner_b)  # workers are forked: they see it
+    matrix = merge_cell_dirs([first, second, no_device], jobs=3).to_json()
+    assert [c["id"] for c in matrix["columns"]] == ["cpu-runner-a", "cu130-no-gpu"]
+    assert matrix["columns"][0]["counts"] == {"passed": 2, "skipped": 1, "failed": 1}
+    [problem] = matrix["input_errors"]
+    assert problem["source"] == str(second) and "killed its worker process" in problem["message"]
+
+
 def test_json_round_trip_validates(cells, tmp_path):
     matrix = merge_cell_dirs(list(cells))
     path = tmp_path / "matrix.json"
@@ -120,6 +172,19 @@ def test_json_round_trip_validates(cells, tmp_path):
     assert tests["beta/test_beta.py::test_beta_fails"]["results"]["cpu-runner-a"]["message"].startswith(
         "AssertionError"
     )
+
+
+def test_matrix_json_is_the_same_without_orjson(cells, tmp_path, monkeypatch):
+    """orjson is a speed-up only: the stdlib encoder writes the same bytes."""
+    from harness import jsonio
+
+    matrix = merge_cell_dirs(list(cells))
+    write_matrix(matrix, tmp_path / "fast.json")
+    monkeypatch.setattr(jsonio, "orjson", None)
+    write_matrix(matrix, tmp_path / "stdlib.json")
+    fast = (tmp_path / "fast.json").read_bytes()
+    assert b'"message":"AssertionError' in fast  # rows are written compact, one per line
+    assert (tmp_path / "stdlib.json").read_bytes() == fast
 
 
 def test_future_schema_is_refused(tmp_path):
