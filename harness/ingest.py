@@ -539,19 +539,20 @@ def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features:
     exit_signal = (manifest.get("exit") or {}).get("signal")
     cell_timed_out = status == CellStatus.TIMEOUT.value
     cache: dict[tuple, TestResult] = {}
-    nodeids = gather.order()
     plan, plain, tests, no_plan = gather.plan, gather.plain, gather.tests, (None, None)
-    # Plain passes first, in bulk (the order of a cell's tests is free: the matrix sorts them).
-    plain_ids = [n for n in plain if n not in tests]
-    planned = [plan.get(n, no_plan) for n in plain_ids]
-    durations = [round(plain[n], 4) for n in plain_ids]
+    # Plain passes first, in one tight loop (the order of a cell's tests is free: the matrix
+    # sorts them); `plain` and `tests` never share an id (gather.test() moves it out of plain).
+    plain_ids = list(plain)
+    results: list[TestResult] = []
+    test_features: list[str] = []
+    add_result, add_feature, known = results.append, test_features.append, cache.get
     passed, backend = Outcome.PASSED, Scope.BACKEND
-    results = [
-        cache.get(key) or _shared(cache, *key)
-        for key in ((passed, seconds, scope or backend) for seconds, (_, scope) in zip(durations, planned, strict=True))
-    ]
-    test_features = [f or features.of(n, None) for n, (f, _) in zip(plain_ids, planned, strict=True)]
-    others = [n for n in nodeids if n in tests or n not in plain]
+    for nodeid, seconds in plain.items():
+        feature, scope = plan.get(nodeid, no_plan)
+        key = (passed, round(seconds, 4), scope or backend)
+        add_result(known(key) or _shared(cache, *key))
+        add_feature(feature or features.of(nodeid, None))
+    others = [n for n in gather.order() if n not in plain]
     for nodeid in others:
         planned_feature, planned_scope = plan.get(nodeid, no_plan)
         test = tests.get(nodeid) or _Test()
@@ -568,7 +569,7 @@ def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features:
     nodeids = plain_ids + others
     if gather.events_seen and not gather.session_finished and completed:
         errors.append("events.jsonl: the session never finished; results may be incomplete")
-    never_ran = sum(1 for r in results if r.outcome is Outcome.NOT_RUN)
+    never_ran = sum(1 for r in results[len(plain_ids) :] if r.outcome is Outcome.NOT_RUN)  # plain ones passed
     if gather.events_seen and never_ran and completed:
         # e.g. pytest-xdist stops replacing crashed workers after 4 per worker; see output.log.
         errors.append(f"{never_ran} planned test(s) never ran although pytest finished (see output.log)")

@@ -71,19 +71,40 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
 
 
 def write_json_lines_object(
-    handle: IO[bytes], head: dict[str, Any], key: str, items: Iterable[Any], *, encoded: bool = False
+    handle: IO[bytes],
+    head: dict[str, Any],
+    key: str,
+    items: Iterable[dict[str, Any]],
+    *,
+    convert: Callable[[Any], Any] = _default,
 ) -> None:
-    """`{...head, "<key>": [item, item, ...]}` with one item per line: streamed, never built whole.
-
-    `encoded`: the items are already JSON bytes, written as they are."""
+    """`{...head, "<key>": [item, item, ...]}` with one item (an object) per line: streamed,
+    never built whole. Objects the codec does not know inside the items go through `convert`
+    (as with `encoder`)."""
     body = dumps_pretty(head)
     handle.write(body[:-1].rstrip() + b",\n" if head else b"{\n")
     handle.write(b'  "' + key.encode() + b'": [')
-    lines = items if encoded else map(dumps, items)
+    dumps = encoder(convert)
+    items = iter(items)
     empty = True
-    # Joined a few thousand lines at a time: one write call per block, not two per line.
-    while block := list(islice(lines, 4096)):
+    # A few thousand items at a time: one encoder call and one write call per block.
+    while block := list(islice(items, 4096)):
         handle.write(b"\n    " if empty else b",\n    ")
-        handle.write(b",\n    ".join(block))
+        handle.write(_one_per_line(block, dumps))
         empty = False
     handle.write(b"]\n}\n" if empty else b"\n  ]\n}\n")
+
+
+def _one_per_line(objects: list[dict[str, Any]], dumps: Callable[[Any], bytes]) -> bytes:
+    """The objects' compact JSON, joined by `,\\n    `, from one encoder call: the array's text
+    is cut where one object ends and the next begins, `},{"<first key>":` (outside any string:
+    its quote would end the string, and no JSON value goes on with `id":`). If the text holds
+    that sequence more often than there are boundaries (a nested object in a list starting
+    with the same key), each object is encoded on its own."""
+    first = next(iter(objects[0]), None)
+    if first is not None:
+        key = dumps(first)
+        parts = dumps(objects)[1:-1].split(b"},{" + key + b":")
+        if len(parts) == len(objects):
+            return (b"},\n    {" + key + b":").join(parts)
+    return b",\n    ".join(dumps(o) for o in objects)

@@ -529,8 +529,8 @@ class Matrix:
         """matrix.json, streamed: the head pretty-printed, then one line per test.
 
         A result shared by many tests (the merge shares equal "passed in t seconds" results)
-        is turned into its JSON dict once; each row is then one encoder call, which meets the
-        results inside the row's mapping and asks `result_json` for their form (orjson: C)."""
+        is turned into its JSON dict once; the encoder (orjson: C) meets the results inside the
+        rows' mappings and asks `result_json` for their form."""
         as_json: dict[int, dict[str, Any]] = {}
 
         def result_json(result: Any) -> Any:
@@ -543,10 +543,9 @@ class Matrix:
                     return dict(result) if isinstance(result, Mapping) else str(result)
             return found
 
-        dumps = jsonio.encoder(result_json)
-        rows = (dumps({"id": test.id, "feature": test.feature, "results": test.results}) for test in self.tests)
+        rows = ({"id": test.id, "feature": test.feature, "results": test.results} for test in self.tests)
         with gcpause.paused():
-            jsonio.write_json_lines_object(handle, self._head(), "tests", rows, encoded=True)
+            jsonio.write_json_lines_object(handle, self._head(), "tests", rows, convert=result_json)
 
     def write(self, path: Path) -> None:
         jsonio.write_atomic(Path(path), self.write_to)

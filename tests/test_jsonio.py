@@ -1,0 +1,42 @@
+"""matrix.json's rows: one object per line, whatever the objects hold."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from harness import jsonio
+
+
+def _write(items: list, monkeypatch: pytest.MonkeyPatch, *, stdlib: bool) -> bytes:
+    if stdlib:
+        monkeypatch.setattr(jsonio, "orjson", None)
+    handle = io.BytesIO()
+    jsonio.write_json_lines_object(handle, {"head": 1}, "tests", items)
+    return handle.getvalue()
+
+
+@pytest.mark.parametrize("stdlib", [False, True], ids=["orjson", "stdlib"])
+def test_one_object_per_line_even_when_an_object_nests_lookalikes(monkeypatch, stdlib):
+    items = [
+        {"id": "a", "results": {"x": {"outcome": "passed"}}},
+        # a nested list of objects that start with the same key: the text `},{"id":` inside a row
+        {"id": "b", "properties": {"perf": [{"id": 1}, {"id": 2}]}, "note": '},{"id": in a string'},
+        {"id": "c\n", "results": {}},
+    ]
+    text = _write(items, monkeypatch, stdlib=stdlib)
+    assert json.loads(text) == {"head": 1, "tests": items}
+    lines = text.decode().splitlines()
+    rows = [line.strip().rstrip(",") for line in lines if line.startswith("    {")]
+    assert [json.loads(row) for row in rows] == items
+
+
+@pytest.mark.parametrize("stdlib", [False, True], ids=["orjson", "stdlib"])
+def test_objects_with_different_first_keys_and_none_at_all(monkeypatch, stdlib):
+    items = [{"id": 1}, {"other": 2}, {}, {"id": 3}]
+    text = _write(items, monkeypatch, stdlib=stdlib)
+    assert json.loads(text)["tests"] == items
+    assert len([line for line in text.decode().splitlines() if line.startswith("    {")]) == 4
+    assert json.loads(_write([], monkeypatch, stdlib=stdlib)) == {"head": 1, "tests": []}
