@@ -10,7 +10,6 @@ A column without results is NO DATA and has no score.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import multiprocessing
 import os
@@ -168,6 +167,8 @@ def _ingest_in_worker(path: Path) -> bytes:
 
 def _trim_heap() -> None:
     """glibc keeps freed memory for reuse; malloc_trim returns it (a no-op elsewhere)."""
+    import ctypes  # here: only worker processes need it
+
     try:
         trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # not glibc (musl, macOS)
