@@ -167,11 +167,13 @@ def _ingest_in_worker(path: Path) -> bytes:
 
 def _trim_heap() -> None:
     """glibc keeps freed memory for reuse; malloc_trim returns it (a no-op elsewhere)."""
+    if sys.platform != "linux":
+        return
     import ctypes  # here: only worker processes need it
 
     try:
         trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl, macOS)
+    except (OSError, AttributeError):  # not glibc (musl)
         return
     trim(0)
 
