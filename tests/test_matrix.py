@@ -286,3 +286,32 @@ def test_measurements_are_figures_and_host_features_are_not_scored(sample_suite,
     score = matrix.column("cpu-measure").score
     assert (score.supported, score.judged, score.features) == (0, 1, 1), "beta is shown, never scored"
     assert matrix.cell("beta", "cpu-measure").state is Rollup.SUPPORTED
+
+
+def test_a_result_survives_the_trip_from_a_worker_with_every_field():
+    """TestResult.__reduce__ names its fields by hand: a field added to the model and not there
+    would be lost between a worker and the merge."""
+    import dataclasses
+    import pickle
+
+    from harness.model import TestResult
+    from harness.outcomes import SkipClass
+
+    result = TestResult(
+        outcome=Outcome.SKIPPED,
+        skip_class=SkipClass.UNSUPPORTED,
+        link="https://example.invalid/1",
+        message="m",
+        trace="t",
+        output="o",
+        duration=1.5,
+        attempts=2,
+        properties={"perf.x": {"value": 1}},
+        scope=Scope.HOST,
+        strict=True,
+        signal="SIGSEGV",
+        extra_messages=("e",),
+    )
+    defaults = TestResult(outcome=Outcome.PASSED)
+    assert all(getattr(result, f.name) != getattr(defaults, f.name) for f in dataclasses.fields(TestResult))
+    assert pickle.loads(pickle.dumps(result)) == result
