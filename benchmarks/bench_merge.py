@@ -188,17 +188,27 @@ def main() -> int:
             shutil.rmtree(root, ignore_errors=True)
 
 
+def is_current(cells_dir: Path) -> bool:
+    """Cells kept in --data are reused only if the generator still writes the same files."""
+    marker = cells_dir / ".complete"
+    return marker.exists() and marker.read_text().strip() == cellgen.FORMAT
+
+
+def mark_current(cells_dir: Path) -> None:
+    (cells_dir / ".complete").write_text(cellgen.FORMAT + "\n")
+
+
 def _bench(root: Path, args: argparse.Namespace) -> int:
     py = sys.executable
     # The harness's bytecode, as `pip install` leaves it (junitparser's is): without it every
     # timed run would compile the harness's sources again (PYTHONDONTWRITEBYTECODE, a fresh clone).
     compileall.compile_dir(REPO / "harness", quiet=1)
     cells_dir = root / f"cells-{args.cells}x{args.tests}"
-    if not (cells_dir / ".complete").exists():
+    if not is_current(cells_dir):
         print(f"writing {args.cells} cells x {args.tests} tests to {cells_dir} ...", flush=True)
         shutil.rmtree(cells_dir, ignore_errors=True)
         cellgen.write_cells(cells_dir, args.cells, args.tests)
-        (cells_dir / ".complete").touch()
+        mark_current(cells_dir)
     cells = sorted(p for p in cells_dir.iterdir() if p.is_dir())
     junits = [str(c / "junit.xml") for c in cells]
     junit_mb = sum(Path(j).stat().st_size for j in junits) / (1 << 20)
@@ -229,12 +239,12 @@ def _bench(root: Path, args: argparse.Namespace) -> int:
 
     # Memory against bytes: the same tests with every captured output twice as long.
     chatty_dir = root / f"chatty-{args.cells}x{args.tests}"
-    if not (chatty_dir / ".complete").exists():
+    if not is_current(chatty_dir):
         shutil.rmtree(chatty_dir, ignore_errors=True)
         cellgen.CHATTY_BYTES *= 2
         cellgen.write_cells(chatty_dir, args.cells, args.tests)
         cellgen.CHATTY_BYTES //= 2
-        (chatty_dir / ".complete").touch()
+        mark_current(chatty_dir)
     chatty = sorted(p for p in chatty_dir.iterdir() if p.is_dir())
     chatty_mb = sum((c / "junit.xml").stat().st_size for c in chatty) / (1 << 20)
     merge_chatty = Step(f"harness merge, outputs x2 ({chatty_mb:.0f} MB JUnit)")

@@ -16,6 +16,7 @@ import contextlib
 import re
 import sys
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Final
 
@@ -150,12 +151,18 @@ def _add_properties(test: _Test, pairs: Any) -> None:
 
 # -- sources -------------------------------------------------------------------------------------
 def read_collected(path: Path, gather: _Gather, errors: list[str]) -> None:
-    """The plan: every collected test in collection order, with its feature and scope."""
+    """The plan: every collected test with its feature and scope.
+
+    The plugin writes `groups` (one list of ids per feature and scope); cells written before it
+    did hold `tests`, one object per test. Both are read."""
     if not path.exists():
         return
     try:
         data = jsonio.loads(path.read_bytes())
-        tests = data["tests"]
+        groups = data.get("groups")
+        tests = data["tests"] if groups is None else ()
+        if groups is not None and not isinstance(groups, list):
+            raise TypeError(f"`groups` is a {type(groups).__name__}, not a list")
         collect_errors = [e for e in data.get("collect_errors") or [] if isinstance(e, dict)]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         errors.append(f"collected.json: unreadable ({err}); the planned test list is unknown")
@@ -169,7 +176,20 @@ def read_collected(path: Path, gather: _Gather, errors: list[str]) -> None:
         test.reported = True
         last = message.strip().splitlines()[-1] if message.strip() else "collection failed"
         test.attempts = [Attempt(Phase.SETUP, Status.FAILED, message=f"collection failed: {last}", text=message)]
-    plan, shared, scopes = gather.plan, {}, _SCOPES
+    plan, scopes = gather.plan, _SCOPES
+    for group in groups or ():
+        ids = group.get("tests") if isinstance(group, dict) else None
+        if not isinstance(ids, list):
+            continue  # not a group of the plugin's: left out of the plan
+        feature, scope = group.get("feature"), group.get("scope")
+        planned = (
+            sys.intern(feature) if isinstance(feature, str) and feature else None,
+            scopes.get(scope) if isinstance(scope, str) else None,
+        )
+        if not all(map(isinstance, ids, repeat(str))):
+            ids = [nodeid for nodeid in ids if isinstance(nodeid, str)]
+        plan.update(dict.fromkeys(ids, planned))  # one shared tuple per group, set in C
+    shared: dict[tuple, tuple] = {}
     for entry in tests:
         try:
             nodeid, key = entry["nodeid"], (entry.get("feature") or None, entry.get("scope"))

@@ -91,6 +91,7 @@ BAD: Final[frozenset[Outcome]] = frozenset({Outcome.FAILED, Outcome.ERROR, Outco
 
 _TAG_RE: Final = re.compile(r"^\[(unsupported|hardware|dependency|known-issue)(?: ([^\]]+))?\]\s*")
 _PYTEST_SKIP_PREFIX: Final = re.compile(r"^(?:Skipped: |SKIP(?:PED)?\b ?)")  # not SKIP_RETURN_CODE (CTest)
+_LOCATION_PREFIX: Final = re.compile(r"^[^\s\[]+:\d+: ")
 
 
 def classify_reason(reason: str | None) -> tuple[SkipClass, str | None, str]:
@@ -102,7 +103,7 @@ def classify_reason(reason: str | None) -> tuple[SkipClass, str | None, str]:
     text = (reason or "").strip()
     text = _PYTEST_SKIP_PREFIX.sub("", text)
     # JUnit skip bodies look like "path.py:12: [hardware] ..."; drop the location.
-    loc = re.match(r"^[^\s\[]+:\d+: ", text)
+    loc = _LOCATION_PREFIX.match(text)
     if loc:
         text = text[loc.end() :]
     match = _TAG_RE.match(text)

@@ -121,9 +121,12 @@ def test_the_order_cells_come_in_does_not_change_the_matrix(cells, tmp_path, job
     moved = tmp_path / "runner-b"
     shutil.copytree(second, moved)
     collected = json.loads((moved / "collected.json").read_text())
-    for entry in collected["tests"]:
-        if entry["nodeid"] == "alpha/test_alpha.py::test_ok":
-            entry["feature"] = "beta"  # runner-b's suite put it in another feature
+    moving = "alpha/test_alpha.py::test_ok"
+    for group in collected["groups"]:
+        if moving in group["tests"]:
+            group["tests"].remove(moving)
+    # runner-b's suite put it in another feature
+    collected["groups"].append({"feature": "beta", "scope": "backend", "tests": [moving]})
     (moved / "collected.json").write_text(json.dumps(collected))
     forward = merge_cell_dirs([first, moved, no_device], jobs=jobs).to_json()
     backward = merge_cell_dirs([no_device, moved, first], jobs=jobs).to_json()
@@ -226,7 +229,7 @@ def test_host_scope_tests_do_not_decide_the_state(sample_suite, tmp_path):
     suites = sample_suite(HOST_SCOPE_FILES)
     outcome = run_sample_cell(suites, tmp_path / "r", cell_id="cpu-host")
     collected = json.loads((outcome.cell_dir / "collected.json").read_text())
-    scopes = {t["nodeid"].split("::")[-1]: t["scope"] for t in collected["tests"]}
+    scopes = {n.split("::")[-1]: g["scope"] for g in collected["groups"] for n in g["tests"]}
     assert scopes == {
         "test_kernel": "backend",
         "test_format_one": "host",

@@ -1,7 +1,7 @@
 """pytest plugin writing a cell's incremental records (imports only pytest and the stdlib).
 
 Enabled when COMPAT_CELL_DIR is set. It writes into that directory:
-- collected.json: the planned test ids and their feature, at the end of collection;
+- collected.json: the planned test ids by feature and scope, at the end of collection;
 - events.jsonl: one JSON object per line, flushed as it happens (session start, each test's
   start, every phase report that did not simply pass, the test's finish carrying the phases
   that passed, session finish), so a crash still says which test was running;
@@ -152,20 +152,21 @@ class CellRecorder:
             return
         if self.worker is None and not self.runs_tests:
             return  # the xdist controller collects nothing; gw0 writes the list
-        tests = [
-            {
-                "nodeid": item.nodeid,
-                "feature": _feature_of(item),
-                "scope": _scope_of(item),
-                "path": str(item.path),
-            }
-            for item in session.items
-        ]
-        payload = {"count": len(tests), "tests": tests, "collect_errors": self.collect_errors}
+        # One list of ids per (feature, scope), in collection order: a suite has a handful of
+        # features and up to tens of thousands of tests, and the merge then reads plain strings,
+        # not an object per test. The small fields come first, so a reader can stop early.
+        groups: dict[tuple[str, str], list[str]] = {}
+        for item in session.items:
+            groups.setdefault((_feature_of(item), _scope_of(item)), []).append(item.nodeid)
+        payload = {
+            "count": len(session.items),
+            "collect_errors": self.collect_errors,
+            "groups": [{"feature": feature, "scope": scope, "tests": ids} for (feature, scope), ids in groups.items()],
+        }
         path = os.path.join(self.cell_dir, "collected.json")
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=1)
+            json.dump(payload, handle, separators=(",", ":"))
         os.replace(tmp, path)
 
     @pytest.hookimpl(hookwrapper=True)

@@ -168,6 +168,61 @@ def test_collected_corrupt(damaged) -> None:
     assert any(e.startswith("collected.json: unreadable") for e in column["errors"]), column["errors"]
 
 
+def _plan_only(cell: Path) -> dict:
+    """The cell's plan alone decides its tests (all `not-run`), each in its feature's row."""
+    (cell / "events.jsonl").unlink()
+    (cell / "junit.xml").unlink()
+    matrix = merge_cell_dirs([cell]).to_json()
+    return {t["id"]: (t["feature"], t["results"][CELL]["outcome"]) for t in matrix["tests"]}
+
+
+def test_collected_groups_as_the_plugin_writes_them(damaged) -> None:
+    cell = damaged("groups")
+    collected = json.loads((cell / "collected.json").read_text())
+    assert list(collected) == ["count", "collect_errors", "groups"]  # small fields first
+    assert collected["count"] == sum(len(g["tests"]) for g in collected["groups"]) == len(BASE_OUTCOMES)
+    planned = _plan_only(cell)
+    assert planned == {k: (k.split("/")[0], "not-run") for k in BASE_OUTCOMES}
+
+
+def test_collected_from_before_groups_is_still_read(damaged) -> None:
+    """Cells written before the plugin grouped its ids hold one object per test."""
+    cell = damaged("old-collected")
+    collected = json.loads((cell / "collected.json").read_text())
+    tests = [
+        {"nodeid": n, "feature": g["feature"], "scope": g["scope"], "path": "x.py"}
+        for g in collected["groups"]
+        for n in g["tests"]
+    ]
+    (cell / "collected.json").write_text(json.dumps({"count": len(tests), "tests": tests, "collect_errors": []}))
+    assert _plan_only(cell) == {k: (k.split("/")[0], "not-run") for k in BASE_OUTCOMES}
+
+
+def test_collected_groups_hostile(damaged) -> None:
+    """A group that is not one, ids that are not strings, a scope that is a list: what can be
+    read is planned, the rest is left out, and the cell is read."""
+    cell = damaged("hostile-groups")
+    collected = json.loads((cell / "collected.json").read_text())
+    ids = [n for g in collected["groups"] for n in g["tests"]]
+    collected["groups"] = [
+        "not a group",
+        {"feature": "alpha", "tests": "not a list"},
+        {"feature": ["x"], "scope": ["host"], "tests": [ids[0], 7, None, ["y"]]},
+        {"feature": "beta", "scope": "host", "tests": ids[1:2]},
+    ]
+    (cell / "collected.json").write_text(json.dumps(collected))
+    planned = _plan_only(cell)
+    assert planned == {ids[0]: (ids[0].split("/")[0], "not-run"), ids[1]: ("beta", "not-run")}
+
+
+def test_collected_groups_not_a_list(damaged) -> None:
+    cell = damaged("groups-not-list")
+    (cell / "collected.json").write_text('{"count": 6, "groups": {"alpha": []}}', encoding="utf-8")
+    _, column, outcomes = merged(cell)
+    assert outcomes == BASE_OUTCOMES
+    assert any(e.startswith("collected.json: unreadable") for e in column["errors"]), column["errors"]
+
+
 @pytest.mark.parametrize(
     ("damage", "expected"),
     [
