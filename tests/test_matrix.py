@@ -190,6 +190,74 @@ def test_matrix_json_is_the_same_without_orjson(cells, tmp_path, monkeypatch):
     assert (tmp_path / "stdlib.json").read_bytes() == fast
 
 
+def test_the_schema_row_is_what_the_fast_row_check_assumes():
+    """validate_json passes rows that are plainly valid without the compiled schema: this pins
+    the schema's row to what that check assumes (change both together)."""
+    from harness.model import SCHEMA_PATH
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert schema["properties"]["tests"] == {"type": "array", "items": {"$ref": "#/$defs/test"}}
+    assert schema["$defs"]["test"] == {
+        "type": "object",
+        "required": ["id", "feature", "results"],
+        "additionalProperties": False,
+        "properties": {
+            "id": {"type": "string"},
+            "feature": {"type": "string"},
+            "results": {"type": "object", "additionalProperties": {"$ref": "#/$defs/result"}},
+        },
+    }
+
+
+def _break_duration(tests: list) -> None:
+    # A valid duration 1 is met first: True (equal to 1 in Python) must still be checked.
+    tests[0]["results"]["cpu-runner-a"] = {"outcome": "passed", "duration": 1}
+    tests[1]["results"]["cpu-runner-a"] = {"outcome": "passed", "duration": True}
+
+
+@pytest.mark.parametrize(
+    ("damage", "where"),
+    [
+        (_break_duration, "data.tests[1].results.cpu-runner-a.duration must be number"),
+        (
+            lambda t: t[1]["results"].update({"cpu-runner-a": {"outcome": "great"}}),
+            "data.tests[1].results.cpu-runner-a.outcome must be one of",
+        ),
+        (
+            lambda t: t[2]["results"].update({"cpu-runner-a": {"outcome": ["passed"]}}),
+            "data.tests[2].results.cpu-runner-a.outcome must be one of",
+        ),
+        (
+            lambda t: t[1]["results"].update({"cpu-runner-a": "passed"}),
+            "data.tests[1].results.cpu-runner-a must be object",
+        ),
+        (
+            lambda t: t[1]["results"].update({"cpu-runner-a": {"outcome": "failed", "message": 4}}),
+            "data.tests[1].results.cpu-runner-a.message must be string",
+        ),
+        (
+            lambda t: t[1]["results"].update({"cpu-runner-a": {"outcome": "passed", "colour": "red"}}),
+            "data.tests[1].results.cpu-runner-a must not contain",
+        ),
+        (lambda t: t[2].update({"id": 3}), "data.tests[2].id must be string"),
+        (lambda t: t[2].update({"extra": 1}), "data.tests[2] must not contain"),
+        (lambda t: t[2].pop("feature"), "data.tests[2] must contain"),
+        (lambda t: t[2].update({"results": []}), "data.tests[2].results must be object"),
+        (lambda t: t.append("a row"), "data.tests[4] must be object"),
+    ],
+)
+def test_validation_names_each_bad_value(cells, damage, where):
+    from harness.errors import InputError
+
+    matrix = merge_cell_dirs([cells[0]]).to_json()
+    validate_matrix(matrix)
+    assert len(matrix["tests"]) == 4
+    damage(matrix["tests"])
+    with pytest.raises(InputError, match=r"not a valid matrix\.json") as caught:
+        validate_matrix(matrix)
+    assert where in str(caught.value)
+
+
 def test_future_schema_is_refused(tmp_path):
     from harness.errors import InputError
 
