@@ -258,7 +258,19 @@ def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: boo
             except (ValueError, AttributeError):  # not JSON, or not an object
                 bad += bool(line.strip())
                 continue
-            if kind == "finish" and isinstance(nodeid, str):
+            if kind == "pass" and isinstance(nodeid, str):
+                # The hot path (most tests): every phase passed, the call among them, nothing else.
+                duration = event.get("duration")
+                if not isinstance(duration, int | float):
+                    duration = 0.0
+                if nodeid not in tests and nodeid not in plain:
+                    if nodeid not in plan:
+                        unplanned[nodeid] = None
+                    plain[nodeid] = duration
+                    continue
+                _finish(gather.test(nodeid), {"call": duration}, event)  # a repeat of a known test
+            elif kind == "finish" and isinstance(nodeid, str):
+                # Logs written before the plugin wrote `pass` lines carry every test's passed phases here.
                 passed = event.get("passed")
                 if (
                     passed
@@ -267,7 +279,7 @@ def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: boo
                     and nodeid not in plain
                     and not event.get("user_properties")
                 ):
-                    # The hot path (most tests): every phase passed and nothing else was reported.
+                    # The same as a `pass` line.
                     if nodeid not in plan:
                         unplanned[nodeid] = None
                     try:

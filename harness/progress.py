@@ -56,7 +56,7 @@ class ProgressReporter:
                 continue
             if event.get("event") == "start":
                 self.current = event.get("nodeid", "")
-            elif event.get("event") == "finish":
+            elif event.get("event") in ("finish", "pass"):
                 self.finished += 1
             elif event.get("event") == "report":
                 outcome = event.get("outcome")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -260,6 +261,59 @@ def test_junit_alone_gives_the_same_outcomes(taxonomy_cell, tmp_path):
             expected = Outcome.PASSED
         assert junit_only[name].outcome is expected, name
     assert junit_only["test_known_issue"].link == "https://github.com/pytorch/pytorch/issues/192483"
+
+
+def _event_kinds(cell) -> dict[str, list[str]]:
+    """test name -> the kinds of its event lines after its start line, in order."""
+    kinds: dict[str, list[str]] = {}
+    for line in (cell / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event.get("nodeid") and event["event"] != "start":
+            kinds.setdefault(event["nodeid"].split("::")[-1], []).append(event["event"])
+    return kinds
+
+
+def test_a_test_that_only_passed_is_one_pass_line(taxonomy_cell):
+    kinds = _event_kinds(taxonomy_cell.cell_dir)
+    assert kinds["test_beta_ok"] == ["pass"]
+    assert kinds["test_passes"] == ["finish"]  # it recorded a property: the finish line carries it
+    assert kinds["test_fails"] == ["report", "finish"]
+    # pytest-rerunfailures ends each attempt: the failed one's rerun report and finish, then the
+    # retry, which only passed. The test is one record, flaky (test_flaky_counts_once_...).
+    assert kinds["test_flaky"] == ["report", "finish", "pass"]
+
+
+def test_logs_written_before_pass_lines_read_the_same(taxonomy_cell, tmp_path):
+    """Cells from before the plugin wrote `pass` lines have a `finish` with the passed phases."""
+    copy = Path(shutil.copytree(taxonomy_cell.cell_dir, tmp_path / "cell"))
+    lines = []
+    for line in (copy / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "pass":
+            passed = {"setup": 0.0, "call": event["duration"], "teardown": 0.0}
+            event = {"event": "finish", "time": event["time"], "nodeid": event["nodeid"], "passed": passed}
+        lines.append(json.dumps(event))
+    (copy / "events.jsonl").write_text("\n".join(lines) + "\n")
+    assert '"event": "pass"' not in (copy / "events.jsonl").read_text()
+    old = {r.nodeid: r.result for r in ingest_cell(copy).records}
+    new = {r.nodeid: r.result for r in ingest_cell(taxonomy_cell.cell_dir).records}
+    assert old == new
+
+
+def test_a_pass_line_never_hides_a_reported_failure(taxonomy_cell, tmp_path):
+    copy = Path(shutil.copytree(taxonomy_cell.cell_dir, tmp_path / "cell"))
+    records = {r.nodeid.split("::")[-1]: r for r in ingest_cell(copy).records}
+    failed, passed = records["test_fails"].nodeid, records["test_beta_ok"].nodeid
+    with (copy / "events.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"event": "pass", "nodeid": failed, "duration": 1.0}) + "\n")
+        handle.write(
+            json.dumps({"event": "pass", "nodeid": "alpha/test_new.py::test_bad_time", "duration": "x"}) + "\n"
+        )
+    again = {r.nodeid: r for r in ingest_cell(copy).records}
+    assert again[failed].outcome is Outcome.FAILED
+    assert again[passed].outcome is Outcome.PASSED
+    assert again["alpha/test_new.py::test_bad_time"].outcome is Outcome.PASSED
+    assert again["alpha/test_new.py::test_bad_time"].duration == 0.0
 
 
 def test_dead_runner_gives_crashed_and_not_run(sample_suite, tmp_path):

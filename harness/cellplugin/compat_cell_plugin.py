@@ -4,7 +4,8 @@ Enabled when COMPAT_CELL_DIR is set. It writes into that directory:
 - collected.json: the planned test ids by feature and scope, at the end of collection;
 - events.jsonl: one JSON object per line, flushed as it happens (session start, each test's
   start, every phase report that did not simply pass, the test's finish carrying the phases
-  that passed, session finish), so a crash still says which test was running;
+  that passed, or `pass` for a test that only passed; session finish), so a crash still says
+  which test was running;
 - faults-<worker>.log: faulthandler output, naming the fatal signal of a crashed process;
 It also adds `nodeid` and `feature` to every test's JUnit properties, and runs a hard
 watchdog (COMPAT_HARD_TIMEOUT seconds per test) that records a timeout event and ends a
@@ -108,6 +109,7 @@ class CellRecorder:
         self.collect_errors: list[dict] = []
         self._fault_file = None
         self._passed: dict[str, dict] = {}  # nodeid -> its passed phases, until its finish line
+        self._reported: set[str] = set()  # tests with a report line of their own, until their finish
 
     # -- helpers -------------------------------------------------------------------
     def event(self, kind: str, **fields: object) -> None:
@@ -213,6 +215,7 @@ class CellRecorder:
             pending["phases"][report.when] = round(getattr(report, "duration", 0.0) or 0.0, 6)
             pending["properties"] = properties or pending["properties"]
             return
+        self._reported.add(report.nodeid)
         skip_reason = None
         if report.skipped and isinstance(report.longrepr, tuple):
             skip_reason = str(report.longrepr[2])
@@ -234,12 +237,19 @@ class CellRecorder:
         )
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple) -> None:
-        if self.is_reporter:
-            pending = self._passed.pop(nodeid, None)
-            if pending is None:
-                self.event("finish", nodeid=nodeid)
-            else:
-                self.event("finish", nodeid=nodeid, passed=pending["phases"], user_properties=pending["properties"])
+        if not self.is_reporter:
+            return
+        pending = self._passed.pop(nodeid, None)
+        reported = nodeid in self._reported
+        self._reported.discard(nodeid)
+        if pending is None:
+            self.event("finish", nodeid=nodeid)
+        elif "call" in pending["phases"] and not reported and not pending["properties"]:
+            # Most tests: every phase passed, the call among them, and nothing else to say. One
+            # short line (the merge reads tens of thousands of these per cell).
+            self.event("pass", nodeid=nodeid, duration=round(sum(pending["phases"].values()), 6))
+        else:
+            self.event("finish", nodeid=nodeid, passed=pending["phases"], user_properties=pending["properties"])
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_reporter:

@@ -258,11 +258,13 @@ def started_tests(cell_dir: Path) -> set[str]:
 
 
 def passed_tests(cell_dir: Path) -> set[str]:
-    """Tests whose call passed: the plugin folds passing phases into each test's finish line."""
+    """Tests whose call passed: the plugin folds passing phases into each test's `pass` line (or
+    its finish line, when more was reported)."""
     return {
         str(e["nodeid"])
         for e in cell_events(cell_dir)
-        if (e.get("event") == "finish" and "call" in (e.get("passed") or {}))
+        if e.get("event") == "pass"
+        or (e.get("event") == "finish" and "call" in (e.get("passed") or {}))
         or (e.get("event") == "report" and e.get("when") == "call" and e.get("outcome") == "passed")
     }
 
