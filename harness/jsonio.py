@@ -104,7 +104,9 @@ def _one_per_line(objects: list[dict[str, Any]], dumps: Callable[[Any], bytes]) 
     first = next(iter(objects[0]), None)
     if first is not None:
         key = dumps(first)
-        parts = dumps(objects)[1:-1].split(b"},{" + key + b":")
+        parts = dumps(objects).split(b"},{" + key + b":")
         if len(parts) == len(objects):
+            parts[0] = parts[0][1:]  # the array's brackets, cut from its ends (not a copy of it all)
+            parts[-1] = parts[-1][:-1]
             return (b"},\n    {" + key + b":").join(parts)
     return b",\n    ".join(dumps(o) for o in objects)

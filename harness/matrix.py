@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import operator
 import os
 import pickle
 import re
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Final
 
@@ -286,7 +288,8 @@ class _Builder:
 
     def __init__(self) -> None:
         self.registry = load_registry()
-        self.rows: dict[str, tuple[str, dict[str, TestResult]]] = {}
+        self.results: dict[str, dict[str, TestResult]] = {}  # test id -> column -> result
+        self.feature_of: dict[str, str] = {}  # test id -> its row, as the first column to add it said
         # test id -> column -> feature, for the few tests whose columns put them in different rows
         self.disputed: dict[str, dict[str, str]] = {}
         self.cells: list[_Added] = []
@@ -294,18 +297,26 @@ class _Builder:
     def add(self, read: _Read) -> None:
         cell = read.cell
         column_id = cell.cell_id
-        rows, disputed = self.rows, self.disputed
-        for nodeid, feature, result in zip(cell.nodeids, cell.test_features, cell.results, strict=True):
-            feature = feature or UNASSIGNED
-            row = rows.get(nodeid)
-            if row is None:
-                rows[nodeid] = (feature, {column_id: result})
-                continue
-            known, results = row
-            if feature is not known and feature != known:
-                # The row's first column (the first key of its results) set `known`.
-                disputed.setdefault(nodeid, {next(iter(results)): known})[column_id] = feature
-            results[column_id] = result
+        nodeids, results = cell.nodeids, cell.results
+        features = [f or UNASSIGNED for f in cell.test_features] if "" in cell.test_features else cell.test_features
+        rows, feature_of = self.results, self.feature_of
+        # Every cell of one suite has the same tests in the same rows: then both steps below run
+        # in C (map, not a loop per test); a new test or another row takes the loop.
+        known = list(map(feature_of.get, nodeids))
+        if known == features:
+            deque(map(operator.setitem, map(rows.__getitem__, nodeids), repeat(column_id), results), maxlen=0)
+        else:
+            disputed = self.disputed
+            for nodeid, feature, result, row_feature in zip(nodeids, features, results, known, strict=True):
+                if row_feature is None:
+                    rows[nodeid] = {column_id: result}
+                    feature_of[nodeid] = feature
+                    continue
+                row = rows[nodeid]
+                if feature != row_feature:
+                    # The row's first column (the first key of its results) set its feature.
+                    disputed.setdefault(nodeid, {next(iter(row)): row_feature})[column_id] = feature
+                row[column_id] = result
         self.cells.append(
             _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran)
         )
@@ -351,24 +362,26 @@ class _Builder:
         """The rows by feature, then id. A test that columns put in different rows goes in the
         row of its first column; each row's results are in column order."""
         rank = {c: i for i, c in enumerate(column_ids)}
-        rows = self.rows
+        feature_of = self.feature_of
         if self.disputed:
-            rows = dict(rows)
+            feature_of = dict(feature_of)
             for nodeid, by_column in self.disputed.items():
-                rows[nodeid] = (by_column[min(by_column, key=rank.__getitem__)], rows[nodeid][1])
-        position = {fid: i for i, fid in enumerate(feature_ids)}
-        ordered = sorted(rows.items(), key=lambda kv: (position[kv[1][0]], kv[0]))
+                feature_of[nodeid] = by_column[min(by_column, key=rank.__getitem__)]
+        by_feature: dict[str, list[str]] = {fid: [] for fid in feature_ids}
+        for nodeid, fid in feature_of.items():
+            by_feature[fid].append(nodeid)
+        results = self.results
         arrived = [c.manifest["cell_id"] for c in self.cells if c.source != "(planned)"]
-        if arrived == sorted(arrived, key=rank.__getitem__):  # results went in in column order
-            return tuple(TestRow(id=nodeid, feature=fid, results=results) for nodeid, (fid, results) in ordered)
-        return tuple(
-            TestRow(
-                id=nodeid,
-                feature=fid,
-                results={c: results[c] for c in column_ids if c in results} if len(results) > 1 else results,
-            )
-            for nodeid, (fid, results) in ordered
-        )
+        in_order = arrived == sorted(arrived, key=rank.__getitem__)  # results went in in column order
+        rows: list[TestRow] = []
+        for fid, ids in by_feature.items():
+            ids.sort()  # strings alone: C's sort, no key function
+            for nodeid in ids:
+                row = results[nodeid]
+                if not in_order and len(row) > 1:
+                    row = {c: row[c] for c in column_ids if c in row}
+                rows.append(TestRow(id=nodeid, feature=fid, results=row))
+        return tuple(rows)
 
     def column_order(self, manifest: dict[str, Any]) -> tuple[Any, ...]:
         """Backends in registry order; within one, its real columns before its variants, and

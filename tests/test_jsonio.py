@@ -40,3 +40,13 @@ def test_objects_with_different_first_keys_and_none_at_all(monkeypatch, stdlib):
     assert json.loads(text)["tests"] == items
     assert len([line for line in text.decode().splitlines() if line.startswith("    {")]) == 4
     assert json.loads(_write([], monkeypatch, stdlib=stdlib)) == {"head": 1, "tests": []}
+
+
+@pytest.mark.parametrize("count", [1, 2, 4096, 4097, 8193])
+@pytest.mark.parametrize("stdlib", [False, True], ids=["orjson", "stdlib"])
+def test_every_block_size_keeps_its_brackets_out(monkeypatch, stdlib, count):
+    """Rows go to the encoder 4096 at a time: a block of one, and the last block of a file."""
+    items = [{"id": f"t{i}", "results": {"c": {"outcome": "passed", "duration": i / 7}}} for i in range(count)]
+    text = _write(items, monkeypatch, stdlib=stdlib)
+    assert json.loads(text) == {"head": 1, "tests": items}
+    assert sum(line.startswith("    {") for line in text.decode().splitlines()) == count

@@ -41,6 +41,27 @@ def cells(tmp_path_factory):
     return first.cell_dir, second.cell_dir, no_device.cell_dir
 
 
+def test_a_test_only_some_columns_ran_has_only_their_results(cells, tmp_path):
+    """A column whose suite has a test the others lack (and lacks one they have): its row holds
+    that column's result alone, in whichever order the cells come."""
+    files = {**FILES, "alpha/test_extra.py": "def test_new():\n    pass\n"}
+    del files["beta/test_beta.py"]
+    extra = run_sample_cell(write_suite(tmp_path / "suites", files), tmp_path / "r", cell_id="cpu-runner-x").cell_dir
+    for order in ([cells[0], extra], [extra, cells[0]]):
+        matrix = merge_cell_dirs(order, jobs=1).to_json()
+        rows = {t["id"]: t for t in matrix["tests"]}
+        assert list(rows["alpha/test_extra.py::test_new"]["results"]) == ["cpu-runner-x"]
+        assert list(rows["beta/test_beta.py::test_beta_fails"]["results"]) == ["cpu-runner-a"]
+        assert list(rows["alpha/test_alpha.py::test_ok"]["results"]) == ["cpu-runner-a", "cpu-runner-x"]
+        assert [t["id"] for t in matrix["tests"]] == [
+            "alpha/test_alpha.py::test_also_ok",
+            "alpha/test_alpha.py::test_ok",
+            "alpha/test_alpha.py::test_unsupported",
+            "alpha/test_extra.py::test_new",
+            "beta/test_beta.py::test_beta_fails",
+        ]
+
+
 def test_same_file_names_stay_separate_columns(cells):
     first, second, _ = cells
     assert (first / "junit.xml").read_text().count('name="pytest"') == 1  # pytest's default suite name
