@@ -17,6 +17,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -545,6 +546,31 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
     )
 
 
+def _plain_results(
+    plain: dict[str, float],
+    plan: dict[str, tuple[str | None, Scope | None]],
+    features: _Features,
+    cache: dict[tuple, TestResult],
+) -> tuple[list[TestResult], list[str]]:
+    """The results and rows of the tests that only passed (most of a cell), in `plain`'s order.
+    Built with map() over whole lists, not a loop per test: one shared result per duration."""
+    ids = list(plain)
+    if not ids:
+        return [], []
+    planned = list(map(plan.get, ids, repeat((None, None))))
+    planned_features, scopes = list(map(itemgetter(0), planned)), list(map(itemgetter(1), planned))
+    durations = list(map(round, plain.values(), repeat(4)))  # to 0.1 ms, so equal results are shared
+    passed, backend = Outcome.PASSED, Scope.BACKEND
+    if scopes.count(None) + scopes.count(backend) == len(scopes):
+        by_duration = {d: _shared(cache, passed, d, backend) for d in dict.fromkeys(durations)}
+        results = list(map(by_duration.__getitem__, durations))
+    else:  # some host or measurement tests among them
+        results = [_shared(cache, passed, d, s or backend) for d, s in zip(durations, scopes, strict=True)]
+    if None in planned_features:  # not in the plan, or planned without a feature
+        planned_features = [f or features.of(n, None) for n, f in zip(ids, planned_features, strict=True)]
+    return results, planned_features
+
+
 def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features: _Features) -> CellResult:
     """The cell's tests, decided, in plan order (then any test only the results know)."""
     cell = CellDir(path)
@@ -572,18 +598,10 @@ def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features:
     cell_timed_out = status == CellStatus.TIMEOUT.value
     cache: dict[tuple, TestResult] = {}
     plan, plain, tests, no_plan = gather.plan, gather.plain, gather.tests, (None, None)
-    # Plain passes first, in one tight loop (the order of a cell's tests is free: the matrix
-    # sorts them); `plain` and `tests` never share an id (gather.test() moves it out of plain).
+    # Plain passes first, all at once (the order of a cell's tests is free: the matrix sorts
+    # them); `plain` and `tests` never share an id (gather.test() moves it out of plain).
     plain_ids = list(plain)
-    results: list[TestResult] = []
-    test_features: list[str] = []
-    add_result, add_feature, known = results.append, test_features.append, cache.get
-    passed, backend = Outcome.PASSED, Scope.BACKEND
-    for nodeid, seconds in plain.items():
-        feature, scope = plan.get(nodeid, no_plan)
-        key = (passed, round(seconds, 4), scope or backend)
-        add_result(known(key) or _shared(cache, *key))
-        add_feature(feature or features.of(nodeid, None))
+    results, test_features = _plain_results(plain, plan, features, cache)
     others = [n for n in gather.order() if n not in plain]
     for nodeid in others:
         planned_feature, planned_scope = plan.get(nodeid, no_plan)

@@ -163,8 +163,10 @@ def test_events_and_junit_both_lost(damaged) -> None:
 def test_collected_corrupt(damaged) -> None:
     cell = damaged("bad-collected")
     (cell / "collected.json").write_text('{"count": 6, "tests": [', encoding="utf-8")
-    _, column, outcomes = merged(cell)
+    matrix, column, outcomes = merged(cell)
     assert outcomes == BASE_OUTCOMES
+    # No plan: each test's row comes from the suites' folder rule.
+    assert {t["id"]: t["feature"] for t in matrix["tests"]} == {k: k.split("/")[0] for k in BASE_OUTCOMES}
     assert any(e.startswith("collected.json: unreadable") for e in column["errors"]), column["errors"]
 
 
