@@ -26,10 +26,11 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
-def dumps(data: Any) -> bytes:
-    """Compact JSON as UTF-8 bytes (non-ASCII kept as is)."""
+def dumps(data: Any, *, int_keys: bool = False) -> bytes:
+    """Compact JSON as UTF-8 bytes (non-ASCII kept as is). `int_keys`: dict keys may be ints
+    (written as strings, as the stdlib does; orjson refuses them unless told)."""
     if orjson is not None:
-        return orjson.dumps(data, default=_default)
+        return orjson.dumps(data, default=_default, option=orjson.OPT_NON_STR_KEYS if int_keys else None)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_default).encode("utf-8")
 
 

@@ -50,3 +50,20 @@ def test_every_block_size_keeps_its_brackets_out(monkeypatch, stdlib, count):
     text = _write(items, monkeypatch, stdlib=stdlib)
     assert json.loads(text) == {"head": 1, "tests": items}
     assert sum(line.startswith("    {") for line in text.decode().splitlines()) == count
+
+
+@pytest.mark.parametrize("stdlib", [False, True], ids=["orjson", "stdlib"])
+def test_page_data_cannot_end_its_script_element(monkeypatch, stdlib):
+    """The page embeds its data in a <script>: no `<`, `>` or `&` is left raw, ints as keys
+    are written as strings, and both codecs write the same text."""
+    from harness.render.html import json_for_script
+
+    data = {"t": ["</script><script>alert(1)</script>", "a & b", "é ✓"], "figures": {0: [1.5, 0.0025]}}
+    fast = json_for_script(data)
+    if stdlib:
+        monkeypatch.setattr(jsonio, "orjson", None)
+    text = json_for_script(data)
+    assert not {"<", ">", "&"} & set(text)
+    assert json.loads(text) == {"t": data["t"], "figures": {"0": [1.5, 0.0025]}}
+    assert "é ✓" in text  # kept as is, not \\u-escaped
+    assert text == fast

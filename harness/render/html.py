@@ -21,6 +21,7 @@ from typing import Any, Final
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from harness import jsonio
 from harness.diff import diff_columns, release_pairs
 from harness.model import Column, Matrix, TestResult
 from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup, Scope
@@ -263,8 +264,10 @@ def _releases(matrix: Matrix, col_index: dict[str, int], feat_index: dict[str, i
 
 def json_for_script(data: Any) -> str:
     """JSON that cannot end the <script> element it sits in (no `<`, `>` or `&` left raw)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    # The page's data is the whole matrix (28 MB for 5 x 50,000 tests): orjson, and the escapes
+    # done on bytes, take 0.2 s where the stdlib encoder and str.replace took 0.8 s.
+    text = jsonio.dumps(data, int_keys=True)
+    return text.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026").decode("utf-8")
 
 
 @cache
