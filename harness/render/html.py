@@ -183,17 +183,22 @@ def page_data(
     feat_index = {f.id: i for i, f in enumerate(matrix.features)}
     out_index = {o: i for i, o in enumerate(Outcome)}
     tests = []
+    # A result shared by many tests (the merge shares equal "passed in t seconds" results) is
+    # projected once; the results live as long as the matrix, so their ids stay theirs.
+    projected: dict[int, list[Any]] = {}
     for test in matrix.tests:
         row: list[Any] = [None] * len(columns)
         for column_id, result in test.results.items():
             index = col_index.get(column_id)
             if index is None:
                 continue
-            cell: list[Any] = [out_index[result.outcome], _duration(result.duration)]
-            if result.outcome is not Outcome.PASSED or result.properties or result.scope is not Scope.BACKEND:
-                detail = _detail(result)
-                if detail:
-                    cell.append(detail)
+            cell = projected.get(id(result))
+            if cell is None:
+                cell = projected[id(result)] = [out_index[result.outcome], _duration(result.duration)]
+                if result.outcome is not Outcome.PASSED or result.properties or result.scope is not Scope.BACKEND:
+                    detail = _detail(result)
+                    if detail:
+                        cell.append(detail)
             row[index] = cell
         tests.append([test.id, feat_index.get(test.feature, -1), row])
     figures = {
