@@ -547,14 +547,15 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
 
 
 def _plain_results(
+    ids: list[str],
     plain: dict[str, float],
     plan: dict[str, tuple[str | None, Scope | None]],
     features: _Features,
     cache: dict[tuple, TestResult],
 ) -> tuple[list[TestResult], list[str]]:
     """The results and rows of the tests that only passed (most of a cell), in `plain`'s order.
-    Built with map() over whole lists, not a loop per test: one shared result per duration."""
-    ids = list(plain)
+    Built with map() over whole lists, not a loop per test: one shared result per duration.
+    `ids`: list(plain), which the caller keeps too."""
     if not ids:
         return [], []
     planned = list(map(plan.get, ids, repeat((None, None))))
@@ -601,7 +602,7 @@ def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features:
     # Plain passes first, all at once (the order of a cell's tests is free: the matrix sorts
     # them); `plain` and `tests` never share an id (gather.test() moves it out of plain).
     plain_ids = list(plain)
-    results, test_features = _plain_results(plain, plan, features, cache)
+    results, test_features = _plain_results(plain_ids, plain, plan, features, cache)
     others = [n for n in gather.order() if n not in plain]
     for nodeid in others:
         planned_feature, planned_scope = plan.get(nodeid, no_plan)
