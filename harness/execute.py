@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -87,6 +88,17 @@ def torch_label(version: str | None, backend: Backend) -> str | None:
 def resolve_cell_id(opts: RunOptions, backend: Backend, torch: str | None = None, variant: str | None = None) -> str:
     """The cell id: the one asked for, else <backend>-<torch build>[-<variant>]-<host>. Decided here only."""
     return opts.cell_id or default_cell_id(backend.id, torch_label(torch, backend), variant)
+
+
+def no_torch(python: str, env_probe: dict[str, Any]) -> InfrastructureError:
+    """torch does not import in the interpreter that would run the suites: say so, and how to install it here."""
+    from harness.doctor import install_advice  # reads this host's GPUs only when it must
+
+    errors = [e for e in env_probe.get("errors") or [] if e.startswith("import torch")]
+    why = f" ({errors[0].split(': ', 1)[-1]})" if errors else ""
+    return InfrastructureError(
+        f"torch is not installed for {python}{why}; no cell was written", hint=install_advice(python)
+    )
 
 
 # -- facts about the suites ----------------------------------------------------------------
@@ -283,19 +295,27 @@ def run_cell(
         # Natively the probe is cheap: it runs first, so the cell id can name the torch build, and a
         # build whose device is missing can be run on the CPU (or refused) before any cell exists.
         scratch = Path(tempfile.mkdtemp(prefix="compat-probe-"))
-        launcher = make_launcher(get_backend(chosen or "cpu"), scratch, "probe")
-        env_probe, problem = probe(launcher, dict(os.environ), get_backend(chosen or "cpu"))
-        launcher.close()
+        try:
+            launcher = make_launcher(get_backend(chosen or "cpu"), scratch, "probe")
+            env_probe, problem = probe(launcher, dict(os.environ), get_backend(chosen or "cpu"))
+            launcher.close()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         if env_probe is None and chosen is None:
             raise InfrastructureError(problem or "probe failed", hint=f"is torch installed for {launcher.python}?")
+        if env_probe is not None and not (env_probe.get("torch") or {}).get("version"):
+            raise no_torch(launcher.python, env_probe)
     if chosen is None and env_probe is not None:
-        # Native default: the backend is whatever the local torch build is.
-        chosen = backend_for_probe(env_probe)
-        if chosen is None:
+        # Native default: the backend is whatever the local torch build is. Builds are recognised
+        # from their local tag or torch.version, so every torch gets a column named after its build.
+        found = backend_for_probe(env_probe)
+        if found is None:
+            version = (env_probe.get("torch") or {}).get("version")
             raise InfrastructureError(
-                f"the local torch {env_probe.get('torch', {}).get('version')} matches no backend in the registry",
+                f"the local torch {version} names no build (no local tag, no CUDA/HIP/XPU runtime)",
                 hint="pass --backend explicitly",
             )
+        chosen = found.id
     backend = get_backend(chosen or "cpu")
     variant_reason = None
     if env_probe is not None:

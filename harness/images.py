@@ -26,7 +26,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from harness.errors import UsageError
-from harness.registry import Backend, get_backend, host_libraries
+from harness.registry import Backend, get_backend, host_libraries, load_registry
 
 REPO_DIR: Final = Path(__file__).resolve().parent.parent
 DOCKERFILES_DIR: Final = Path(os.environ.get("HARNESS_DOCKERFILES") or REPO_DIR / "dockerfiles")
@@ -37,8 +37,9 @@ INSTALL_SCRIPT: Final = "install-venv.sh"
 HOST_LIBRARIES_FILE: Final = "host-libraries.json"
 COMMON_DOCKERFILE: Final = "Dockerfile"
 IMAGE_REPO: Final = "torch-compat"
-# The release the harness qualifies by default (pytorch-ci.md: CURRENT_STABLE_VERSION); --torch overrides it.
-DEFAULT_TORCH: Final = "torch==2.13.0"
+# The release the harness qualifies by default: the registry's current release (--torch overrides it;
+# a variant the current release does not ship defaults to the newest release that ships it).
+DEFAULT_TORCH: Final = f"torch=={load_registry().current.latest}"
 DEFAULT_PYTHON: Final = "python3"
 DEFAULT_UID: Final = 1000
 # numpy: torch warns on every import without it, and the suites compare against it.
@@ -186,13 +187,18 @@ def build_spec(
     """The spec for a backend: explicit values, else HARNESS_* environment variables, else the registry."""
     env = os.environ if env is None else env
     backend = get_backend(backend_id)
+    torch = torch or env.get(ENV_TORCH)
+    if torch:
+        _refuse_unshipped(backend, torch)
+    else:
+        torch = f"torch=={load_registry().default_torch(backend.id)}"
     index = index_url or env.get(ENV_INDEX_URL) or backend.wheel_index
     package_index = package_index_url or env.get(ENV_PACKAGE_INDEX_URL) or ""
     return BuildSpec(
         backend=backend,
         base_image=base_image or env.get(ENV_BASE_IMAGE) or backend.base_image,
         python=python or env.get(ENV_PYTHON) or DEFAULT_PYTHON,
-        torch=torch or env.get(ENV_TORCH) or DEFAULT_TORCH,
+        torch=torch,
         index_url=_no_credentials(index, "torch index"),
         package_index_url=_no_credentials(package_index, "package index") if package_index else "",
         wheelhouse=_wheelhouse(wheelhouse or env.get(ENV_WHEELHOUSE)),
@@ -201,11 +207,30 @@ def build_spec(
     )
 
 
+def _refuse_unshipped(backend: Backend, torch: str) -> None:
+    """A pinned torch whose release upstream does not build for this variant cannot install: say so
+    before a build fails in pip (a variant or release the registry does not list is let through)."""
+    registry = load_registry()
+    version = re.fullmatch(r"(?:torch\s*===?\s*)?([0-9][^\s,;+]*)", torch.strip())
+    release = registry.release_of(version.group(1)) if version else None
+    if release is not None and backend.listed and not release.ships(backend.id):
+        shipped = ", ".join(sorted(release.builds, key=registry.variant_order))
+        raise UsageError(
+            f"torch {release.id} is not shipped as {backend.id} (it ships {shipped})",
+            hint=f"pass --torch {registry.default_torch(backend.id)}, or a release that ships {backend.id} "
+            "(harness backends)",
+        )
+
+
 # -- the plan: context files, build arguments, tag ---------------------------------------------
 def layer_dockerfile(backend: Backend) -> str | None:
-    """The backend's own layer (Dockerfile.rocm, Dockerfile.xpu), if its build kind has one."""
-    name = f"Dockerfile.{backend.build}"
-    return name if (DOCKERFILES_DIR / name).is_file() else None
+    """The variant's own layer (Dockerfile.rocm, Dockerfile.xpu), as the registry names it."""
+    if not backend.layer:
+        return None
+    name = f"Dockerfile.{backend.layer}"
+    if not (DOCKERFILES_DIR / name).is_file():
+        raise UsageError(f"{DOCKERFILES_DIR / name} not found (the registry's layer for {backend.id})")
+    return name
 
 
 def context_files(spec: BuildSpec) -> dict[str, Path]:

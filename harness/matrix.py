@@ -15,7 +15,6 @@ import multiprocessing
 import operator
 import os
 import pickle
-import re
 import sys
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -51,6 +50,7 @@ from harness.model import (
 from harness.outcomes import GOOD, Outcome, Rollup, Scope, SkipClass, rollup_counts
 from harness.registry import load_registry
 from harness.reproduce import column_command
+from harness.torch_build import version_sort_key
 
 MISSING_CELL_ERROR: Final = (
     "no results were uploaded for this planned cell: its job failed before writing a cell, "
@@ -384,14 +384,12 @@ class _Builder:
         return tuple(rows)
 
     def column_order(self, manifest: dict[str, Any]) -> tuple[Any, ...]:
-        """Backends in registry order; within one, its real columns before its variants, and
-        torch builds from the oldest release to the newest."""
-        ids = list(self.registry)
-        backend = manifest.get("backend")
+        """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
+        real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
+        backend = manifest.get("backend") or ""
         torch = ((manifest.get("environment") or {}).get("torch") or {}).get("version")
         return (
-            ids.index(backend) if backend in ids else len(ids),
-            backend or "",
+            self.registry.variant_order(backend),
             manifest.get("variant") or "",
             version_key(torch),
             manifest["cell_id"],
@@ -470,13 +468,9 @@ class _Builder:
         )
 
 
-def version_key(version: str | None) -> tuple[tuple[int, ...], str]:
-    """'2.13.0+cu130' -> ((2, 13, 0), 'cu130'); unknown versions sort first."""
-    if not version:
-        return ((), "")
-    base, _, local = version.partition("+")
-    numbers = tuple(int(n) for n in re.findall(r"\d+", base)[:4])
-    return (numbers, local)
+def version_key(version: str | None) -> tuple[Any, ...]:
+    """Sorts torch versions by release (2.13.0+cu130 before 2.15.0); unknown versions first."""
+    return version_sort_key(version)
 
 
 def roll_up(results: Sequence[TestResult], *, no_data: bool = False) -> FeatureCell:

@@ -1,10 +1,12 @@
 """The cells to run, derived from the registry only; printed as a GitHub Actions matrix.
 
-One cell per backend and torch version. With no version, or a single one, a cell's id is the
-backend id, so a column keeps its id from run to run (the nightly's `cu130` column stays
-`cu130` across a torch upgrade, and `harness diff` pairs it with the baseline's column to show
-what the upgrade changed). With several versions in one plan the ids must differ, so each
-carries its version: `cu130-2.13.0`, `cu130-2.14.1`.
+One cell per torch version and build variant that upstream ships for that version's release
+(harness/backends.toml [releases]): a pair upstream does not build gets no cell, so it can never
+read NO DATA as if a runner had failed. With no version the plan takes the current release's
+newest patch release. With a single version a cell's id is the variant id, so a column keeps its
+id from run to run (the nightly's `cu132` column stays `cu132` across a torch upgrade, and
+`harness diff` pairs it with the baseline's column to show what the upgrade changed). With several
+versions in one plan the ids must differ, so each carries its version: `cu130-2.13.0`, `cu130-2.14.1`.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from harness.errors import UsageError
-from harness.registry import get_backend, load_registry
+from harness.registry import FAMILIES, Registry, Release, load_registry
+from harness.torch_build import parse_version
 
 IMAGE_REPOSITORY: Final = "torch-compat"
 # A public PEP 440 release of torch: 2.14.1, 2.15.0rc1, 2.16.0.dev20261201. No local tag: each
 # backend's wheel index adds its own (+cpu, +cu130), so one version fits every backend.
-_TORCH_VERSION_RE: Final = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
+_PUBLIC_VERSION_RE: Final = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
 _CELL_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # The labels of GitHub's own runner images (ubuntu-24.04, ubuntu-24.04-arm, windows-2025, macos-15, ...).
 _GITHUB_HOSTED_RE: Final = re.compile(r"^(ubuntu|windows|macos)-(latest|[0-9][A-Za-z0-9._-]*)$")
@@ -37,6 +40,8 @@ class PlannedCell:
     self_hosted: bool
     accelerator: str
     torch: str
+    release: str = ""  # the release series (2.15), or "" when the registry does not list it
+    status: str = ""  # stable | experimental | legacy, as upstream ships the build for that release
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -61,13 +66,14 @@ def parse_torch_versions(values: str | Iterable[str] | None) -> tuple[str, ...]:
     texts = [values] if isinstance(values, str) else list(values or ())
     versions = [part.strip() for text in texts for part in text.split(",") if part.strip()]
     for version in versions:
-        if "+" in version:
+        parsed = parse_version(version)
+        if parsed is not None and parsed.local:
             raise UsageError(
                 f"--torch {version!r} carries a local tag",
-                hint=f"give the release ({version.split('+', 1)[0]}); each backend's index adds its own +tag",
+                hint=f"give the release ({parsed.base}); each backend's index adds its own +tag",
             )
-        if not _TORCH_VERSION_RE.match(version):
-            raise UsageError(f"--torch {version!r} is not a version like 2.13.0 (a list: 2.13.0,2.14.1)")
+        if parsed is None or len(parsed.release) < 2 or not _PUBLIC_VERSION_RE.match(version):
+            raise UsageError(f"--torch {version!r} is not a version like 2.15.0 (a list: 2.13.0,2.14.1,2.15.0)")
     return tuple(dict.fromkeys(versions))
 
 
@@ -79,18 +85,50 @@ def cell_id_for(backend_id: str, torch: str, several_versions: bool) -> str:
     return cell_id
 
 
-def plan_cells(backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None) -> list[PlannedCell]:
-    """Cells for the selected backends (all, in registry order, when none are named) x torch versions."""
-    versions = parse_torch_versions(torch) or ("",)
+@dataclass(frozen=True)
+class Plan:
+    """The cells, and what a reader should know about how they were chosen."""
+
+    cells: tuple[PlannedCell, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _minor(version: str) -> str:
+    parsed = parse_version(version)
+    return parsed.minor if parsed else version
+
+
+def _release_for(registry: Registry, version: str, notes: list[str]) -> Release:
+    release = registry.release_of(version)
+    if release is not None:
+        return release
+    newest = registry.current
+    notes.append(
+        f"torch {version} is of a release the registry does not list: planned with the builds of "
+        f'{newest.id} (add [releases."{_minor(version)}"] to harness/backends.toml)'
+    )
+    return newest
+
+
+def make_plan(backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None) -> Plan:
+    """Cells for the selected variants or families (all that each release ships, when none are named)
+    x torch versions (the current release's newest patch release when none are given)."""
     registry = load_registry()
-    chosen = [get_backend(b).id for b in backends] if backends else list(registry)
-    cells = []
-    for backend_id in dict.fromkeys(chosen):
-        backend = registry[backend_id]
-        for version in versions:
+    versions = parse_torch_versions(torch) or (registry.current.latest,)
+    several = len(versions) > 1
+    notes: list[str] = []
+    cells: list[PlannedCell] = []
+    for version in versions:
+        release = _release_for(registry, version, notes)
+        chosen = registry.select(backends, release)
+        for selector in backends or ():
+            backend = None if selector in FAMILIES else registry.get(selector)
+            if backend is not None and not release.ships(backend.id):
+                notes.append(f"{backend.id} is not shipped for torch {release.id}: no cell for {version}")
+        for backend in chosen:
             cells.append(
                 PlannedCell(
-                    cell_id=cell_id_for(backend.id, version, len(versions) > 1),
+                    cell_id=cell_id_for(backend.id, version, several),
                     backend=backend.id,
                     display_name=backend.display_name,
                     image=image_for(backend.id, version),
@@ -98,9 +136,23 @@ def plan_cells(backends: Sequence[str] | None = None, torch: str | Iterable[str]
                     self_hosted=is_self_hosted(backend.runner_labels),
                     accelerator=backend.accelerator,
                     torch=version,
+                    release=release.id if registry.release_of(version) else "",
+                    status=release.status(backend.id) or "",
                 )
             )
-    return cells
+    # Variants first, then versions: a backend's builds sit side by side, oldest release first.
+    cells.sort(key=lambda c: registry.variant_order(c.backend))
+    if not cells:
+        raise UsageError(
+            "the plan is empty: no selected build is shipped for these torch versions",
+            hint="see `harness backends` for which builds each release ships",
+        )
+    return Plan(tuple(cells), tuple(notes))
+
+
+def plan_cells(backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None) -> list[PlannedCell]:
+    """make_plan's cells."""
+    return list(make_plan(backends, torch).cells)
 
 
 def github_matrix(cells: Sequence[PlannedCell]) -> str:
@@ -109,12 +161,13 @@ def github_matrix(cells: Sequence[PlannedCell]) -> str:
 
 
 def table(cells: Sequence[PlannedCell]) -> str:
-    headers = ("cell", "backend", "torch", "image", "runner labels", "self-hosted")
+    headers = ("cell", "backend", "torch", "status", "image", "runner labels", "self-hosted")
     rows = [
         (
             c.cell_id,
             c.display_name,
             c.torch or "(image default)",
+            c.status or "?",
             c.image,
             ",".join(c.runner_labels),
             "yes" if c.self_hosted else "no",

@@ -1,30 +1,44 @@
-"""Loads backends.toml once into frozen dataclasses; the only place backend facts are read."""
+"""Loads backends.toml once into frozen dataclasses: the only place facts about PyTorch's builds are read.
+
+Three kinds of fact (see the file's header): *families* (how a kind of build runs), *variants*
+(one build as upstream names it: cu132, rocm7.14) and *releases* (which variants upstream ships
+for each torch release, with their status). A variant that is not listed is still a backend: it
+is recognised from its name (harness/torch_build.py) and takes its family's defaults, so any
+torch build gets a column.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import tomllib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 from harness.errors import RegistryError
-from harness.torch_build import Expected, TorchFacts, mismatches
+from harness.torch_build import Expected, TorchFacts, parse_variant, parse_version
 
-BackendId = Literal["cpu", "cu126", "cu130", "rocm", "xpu"]
 BuildKind = Literal["cpu", "cuda", "rocm", "xpu"]
-BACKEND_IDS: Final[tuple[str, ...]] = get_args(BackendId)
+BuildStatus = Literal["stable", "experimental", "legacy"]
+FAMILIES: Final[tuple[str, ...]] = get_args(BuildKind)
+STATUSES: Final[tuple[str, ...]] = get_args(BuildStatus)
 REGISTRY_PATH: Final[Path] = Path(__file__).with_name("backends.toml")
+INDEX_ROOT: Final = "https://download.pytorch.org/whl"
+# Backend ids of cells written before variants: the ROCm backend was `rocm` (it was ROCm 7.2).
+LEGACY_IDS: Final[Mapping[str, str]] = {"rocm": "rocm7.2"}
 
 
 @dataclass(frozen=True, kw_only=True)
 class Backend:
-    id: str
+    """One build variant, resolved: its family's defaults with the variant's own facts on top."""
+
+    id: str  # the variant: cpu, cu132, rocm7.14, xpu
     display_name: str
     wheel_index: str
     local_tag: str
-    build: BuildKind
+    build: BuildKind  # the family
     runtime_version: str
     accelerator: str
     gpus: str
@@ -37,6 +51,16 @@ class Backend:
     health_check: tuple[str, ...]
     visible_devices_env: str
     base_image: str
+    layer: str = ""
+    runtime_source: str = ""
+    min_driver: str = ""
+    archs: tuple[str, ...] = ()
+    source: str = ""
+    listed: bool = True  # False: recognised from its name only, with its family's defaults
+
+    @property
+    def family(self) -> str:
+        return self.build
 
     @property
     def index_token(self) -> str:
@@ -54,6 +78,25 @@ class Backend:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class Release:
+    """One torch release series (2.15) as upstream ships it."""
+
+    id: str  # major.minor
+    latest: str  # the newest patch release: 2.15.0
+    pypi_default: str  # the variant `pip install torch` gives from PyPI
+    builds: Mapping[str, BuildStatus]  # variant -> status, in the file's order
+    released: str = ""
+    sources: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()
+
+    def ships(self, variant: str) -> bool:
+        return variant in self.builds
+
+    def status(self, variant: str) -> BuildStatus | None:
+        return self.builds.get(variant)
+
+
 @dataclass(frozen=True)
 class HostLibrary:
     """A library that bundled libraries link against but only a GPU host or a cluster provides."""
@@ -62,54 +105,250 @@ class HostLibrary:
     reason: str
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(Backend) if f.name != "id"}
+@dataclass(frozen=True)
+class Registry:
+    """The release matrix: families, listed variants (in file order) and releases (oldest first)."""
 
+    families: Mapping[str, Mapping[str, Any]]
+    variants: Mapping[str, Backend]
+    releases: Mapping[str, Release]
+    current_release: str
+    host_libraries: tuple[HostLibrary, ...]
 
-def _coerce(backend_id: str, name: str, value: object) -> object:
-    field_type = str(_FIELDS[name].type)
-    if field_type.startswith("tuple"):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise RegistryError(f"backend {backend_id!r}: {name} must be a list of strings")
-        return tuple(value)
-    if not isinstance(value, str):
-        raise RegistryError(f"backend {backend_id!r}: {name} must be a string")
-    return value
+    # -- variants ------------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.variants)
 
+    def __getitem__(self, variant_id: str) -> Backend:
+        return self.backend(variant_id)
 
-def parse_registry(data: dict) -> dict[str, Backend]:
-    """Validate the TOML document and build one Backend per table, in file order."""
-    unknown = sorted(set(data) - {"backends", "host_libraries"})
-    if unknown:
-        raise RegistryError(f"backends.toml: unknown top-level keys {unknown}")
-    tables = data.get("backends")
-    if not isinstance(tables, dict) or not tables:
-        raise RegistryError("backends.toml has no [backends.<id>] tables")
-    backends: dict[str, Backend] = {}
-    for backend_id, table in tables.items():
-        if backend_id not in BACKEND_IDS:
+    def __contains__(self, variant: object) -> bool:
+        return variant in self.variants
+
+    def values(self) -> Iterable[Backend]:
+        return self.variants.values()
+
+    def get(self, variant_id: str | None) -> Backend | None:
+        """A listed or recognisable variant (old ids such as `rocm` included), else None."""
+        try:
+            return self.backend(variant_id or "")
+        except RegistryError:
+            return None
+
+    def backend(self, variant_id: str) -> Backend:
+        """The backend of a variant id: listed, or recognised from its name with its family's defaults."""
+        key = LEGACY_IDS.get(variant_id, variant_id)
+        listed = self.variants.get(key)
+        if listed is not None:
+            return listed
+        parsed = parse_variant(key)
+        if parsed is None or parsed.id != key:
+            listed_ids = ", ".join(self.variants)
             raise RegistryError(
-                f"unknown backend id {backend_id!r} in backends.toml",
-                hint=f"known ids: {', '.join(BACKEND_IDS)}; add new ids to BackendId too",
+                f"unknown backend {variant_id!r}",
+                hint=f"a build variant such as {listed_ids} (or cuXYZ / rocmX.Y), or a family: {', '.join(FAMILIES)}",
             )
-        missing = sorted(set(_FIELDS) - set(table))
-        extra = sorted(set(table) - set(_FIELDS))
+        return _resolve(key, {"family": parsed.family, "runtime": parsed.runtime}, self.families, listed=False)
+
+    def variant_order(self, variant_id: str) -> tuple[int, int, tuple[int, ...], str]:
+        """Sort key: families in file order, then by runtime version (ROCm 7.14 after 7.2)."""
+        backend = self.get(variant_id)
+        if backend is None:
+            return (len(FAMILIES), 0, (), variant_id)
+        runtime = tuple(int(n) for n in backend.runtime_version.split(".")) if backend.runtime_version else ()
+        return (FAMILIES.index(backend.build), 0, runtime, variant_id)
+
+    # -- releases ------------------------------------------------------------------------------
+    @property
+    def current(self) -> Release:
+        return self.releases[self.current_release]
+
+    def release_of(self, version: str | None) -> Release | None:
+        """The release series a torch version belongs to (2.15.0+cu132 -> 2.15), if listed."""
+        parsed = parse_version(version)
+        return self.releases.get(parsed.minor) if parsed else None
+
+    def ships(self, version: str | None, variant: str) -> bool | None:
+        """Whether upstream ships `variant` for the release of `version` (None: release not listed)."""
+        release = self.release_of(version)
+        return None if release is None else release.ships(LEGACY_IDS.get(variant, variant))
+
+    def select(self, selectors: Iterable[str] | None, release: Release | None = None) -> list[Backend]:
+        """Variants named by ids or families (`cuda` = every CUDA variant), in registry order. With a
+        release, only what it ships; a family with no release means its listed variants."""
+        chosen: dict[str, Backend] = {}
+        pool = [self.backend(v) for v in release.builds] if release else list(self.variants.values())
+        for selector in selectors or [b.id for b in pool]:
+            if selector in FAMILIES:
+                chosen.update((b.id, b) for b in pool if b.build == selector)
+                continue
+            backend = self.backend(selector)
+            if release is None or release.ships(backend.id):
+                chosen[backend.id] = backend
+        return sorted(chosen.values(), key=lambda b: self.variant_order(b.id))
+
+    def default_variant(self, family: str, release: Release | None = None) -> Backend:
+        """A family's variant to use when only the family is named (tox -e rocm): PyPI's default
+        for CUDA, else the release's first stable variant of the family, else its newest."""
+        release = release or self.current
+        if family == "cuda" and release.pypi_default:
+            return self.backend(release.pypi_default)
+        shipped = [self.backend(v) for v, status in release.builds.items() if self.backend(v).build == family]
+        stable = [b for b in shipped if release.status(b.id) == "stable"]
+        pick = stable or shipped
+        if not pick:
+            raise RegistryError(f"torch {release.id} ships no {family} build")
+        return max(pick, key=lambda b: self.variant_order(b.id))
+
+    def default_torch(self, variant: str) -> str:
+        """The torch a variant's image pins by default: the newest release that ships it (cu126 is not
+        built for 2.15, so its default is 2.14.1), else the current release."""
+        for release in reversed(self.releases.values()):
+            if release.ships(variant):
+                return release.latest
+        return self.current.latest
+
+    def for_facts(self, facts: TorchFacts) -> Backend | None:
+        """The backend of a torch build (listed or recognised), None when it says nothing usable."""
+        variant = facts.variant
+        return self.backend(variant) if variant else None
+
+
+# -- loading and validation ----------------------------------------------------------------------
+_FAMILY_FIELDS: Final = (
+    "display_name", "accelerator", "gpus", "cdi_devices", "devices", "group_add", "security_opt", "shm_size",
+    "runner_labels", "health_check", "visible_devices_env", "base_image", "layer",
+)  # fmt: skip
+_LIST_FIELDS: Final = frozenset(
+    {"cdi_devices", "devices", "group_add", "security_opt", "runner_labels", "health_check", "archs"}
+)
+_VARIANT_OWN: Final = frozenset({"family", "runtime", "wheel_index", "runtime_source", "min_driver", "archs", "source"})
+_RELEASE_KEYS: Final = frozenset({"latest", "released", "pypi_default", "sources", "unverified", *STATUSES})
+_TOP_KEYS: Final = frozenset({"schema", "current", "families", "variants", "releases", "host_libraries"})
+
+
+def _check_list(where: str, name: str, value: object) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RegistryError(f"{where}: {name} must be a list of strings")
+
+
+def _check_type(where: str, name: str, value: object) -> None:
+    if name in _LIST_FIELDS:
+        _check_list(where, name, value)
+    elif not isinstance(value, str):
+        raise RegistryError(f"{where}: {name} must be a string")
+
+
+def _resolve(
+    variant_id: str, table: Mapping[str, Any], families: Mapping[str, Mapping[str, Any]], *, listed: bool
+) -> Backend:
+    family = table["family"]
+    merged = {**families[family], **{k: v for k, v in table.items() if k in _FAMILY_FIELDS}}
+    runtime = str(table.get("runtime", ""))
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in merged.items()}
+    values["display_name"] = str(values["display_name"]).replace("{runtime}", runtime)
+    return Backend(
+        id=variant_id,
+        wheel_index=str(table.get("wheel_index") or f"{INDEX_ROOT}/{variant_id}"),
+        local_tag=variant_id,
+        build=family,
+        runtime_version=runtime,
+        runtime_source=str(table.get("runtime_source", "")),
+        min_driver=str(table.get("min_driver", "")),
+        archs=tuple(table.get("archs", ())),
+        source=str(table.get("source", "")),
+        listed=listed,
+        **values,
+    )
+
+
+def _parse_families(data: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(data, dict) or set(data) != set(FAMILIES):
+        raise RegistryError(f"backends.toml: [families] must have exactly {', '.join(FAMILIES)}")
+    for family, table in data.items():
+        where = f"family {family!r}"
+        missing = sorted(set(_FAMILY_FIELDS) - set(table))
+        extra = sorted(set(table) - set(_FAMILY_FIELDS))
         if missing or extra:
-            raise RegistryError(f"backend {backend_id!r}: missing fields {missing} / unknown fields {extra}")
-        values = {name: _coerce(backend_id, name, table[name]) for name in _FIELDS}
-        if values["build"] not in get_args(BuildKind):
-            raise RegistryError(f"backend {backend_id!r}: build must be one of {get_args(BuildKind)}")
-        backends[backend_id] = Backend(id=backend_id, **values)  # type: ignore[arg-type]
-    return backends
+            raise RegistryError(f"{where}: missing fields {missing} / unknown fields {extra}")
+        for name, value in table.items():
+            _check_type(where, name, value)
+    return data
 
 
-@functools.cache
-def load_registry(path: Path = REGISTRY_PATH) -> dict[str, Backend]:
-    """The registry, read and validated once per process."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as err:
-        raise RegistryError(f"cannot read backend registry {path}: {err}") from err
-    return parse_registry(data)
+def _parse_variants(data: Any, families: Mapping[str, Mapping[str, Any]]) -> dict[str, Backend]:
+    if not isinstance(data, dict) or not data:
+        raise RegistryError("backends.toml has no [variants.<id>] tables")
+    variants: dict[str, Backend] = {}
+    for variant_id, table in data.items():
+        where = f"variant {variant_id!r}"
+        parsed = parse_variant(variant_id)
+        if parsed is None or parsed.id != variant_id:
+            raise RegistryError(f"{where}: not a variant name (cpu, xpu, cuXYZ, rocmX.Y)")
+        if not isinstance(table, dict):
+            raise RegistryError(f"{where}: must be a table")
+        extra = sorted(set(table) - _VARIANT_OWN - set(_FAMILY_FIELDS))
+        if extra:
+            raise RegistryError(f"{where}: unknown fields {extra}")
+        if table.get("family") != parsed.family:
+            raise RegistryError(f"{where}: family must be {parsed.family!r} (its name says so)")
+        if parsed.runtime and str(table.get("runtime")) != parsed.runtime:
+            raise RegistryError(f"{where}: runtime must be {parsed.runtime!r} (its name says so)")
+        for name, value in table.items():
+            if name != "family":
+                _check_type(where, name, value)
+        if table.get("runtime_source", "") not in ("", "wheels", "system"):
+            raise RegistryError(f"{where}: runtime_source must be 'wheels' or 'system'")
+        variants[variant_id] = _resolve(variant_id, table, families, listed=True)
+    return variants
+
+
+def _parse_releases(data: Any, variants: Mapping[str, Backend]) -> dict[str, Release]:
+    if not isinstance(data, dict) or not data:
+        raise RegistryError('backends.toml has no [releases."<major.minor>"] tables')
+    releases: list[Release] = []
+    for release_id, table in data.items():
+        where = f"release {release_id!r}"
+        version = parse_version(release_id)
+        if version is None or version.minor != release_id:
+            raise RegistryError(f'{where}: the key must be a release series like "2.15"')
+        if not isinstance(table, dict):
+            raise RegistryError(f"{where}: must be a table")
+        extra = sorted(set(table) - _RELEASE_KEYS)
+        if extra:
+            raise RegistryError(f"{where}: unknown fields {extra}")
+        latest = table.get("latest")
+        parsed_latest = parse_version(latest if isinstance(latest, str) else None)
+        if parsed_latest is None or parsed_latest.minor != release_id or parsed_latest.local:
+            raise RegistryError(f"{where}: latest must be a {release_id}.x version without a local tag")
+        builds: dict[str, BuildStatus] = {}
+        for status in STATUSES:
+            listed = table.get(status, [])
+            _check_list(where, status, listed)
+            for variant in listed:
+                if variant not in variants:
+                    raise RegistryError(f"{where}: {status} names {variant!r}, which is not a listed variant")
+                if variant in builds:
+                    raise RegistryError(f"{where}: {variant!r} is both {builds[variant]} and {status}")
+                builds[variant] = status  # type: ignore[assignment]
+        default = table.get("pypi_default", "")
+        if not isinstance(default, str) or (default and default not in builds):
+            raise RegistryError(f"{where}: pypi_default must be one of the variants it ships")
+        for name in ("sources", "unverified"):
+            _check_list(where, name, table.get(name, []))
+        releases.append(
+            Release(
+                id=release_id,
+                latest=str(latest),
+                pypi_default=default,
+                builds=builds,
+                released=str(table.get("released", "")),
+                sources=tuple(table.get("sources", ())),
+                unverified=tuple(table.get("unverified", ())),
+            )
+        )
+    releases.sort(key=lambda r: parse_version(r.id).release)  # type: ignore[union-attr]
+    return {r.id: r for r in releases}
 
 
 def parse_host_libraries(data: dict) -> tuple[HostLibrary, ...]:
@@ -119,25 +358,58 @@ def parse_host_libraries(data: dict) -> tuple[HostLibrary, ...]:
     return tuple(HostLibrary(pattern, reason) for pattern, reason in table.items())
 
 
+def parse_registry(data: dict) -> Registry:
+    """Validate the TOML document and build the registry; every problem names its table."""
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise RegistryError(f"backends.toml: unknown top-level keys {unknown}")
+    if data.get("schema") != 2:
+        raise RegistryError("backends.toml: schema must be 2 (families, variants, releases)")
+    families = _parse_families(data.get("families"))
+    variants = _parse_variants(data.get("variants"), families)
+    releases = _parse_releases(data.get("releases"), variants)
+    current = data.get("current")
+    if current not in releases:
+        raise RegistryError(f"backends.toml: current = {current!r} is not a listed release")
+    return Registry(
+        families=families,
+        variants=variants,
+        releases=releases,
+        current_release=str(current),
+        host_libraries=parse_host_libraries(data),
+    )
+
+
 @functools.cache
+def load_registry(path: Path = REGISTRY_PATH) -> Registry:
+    """The registry, read and validated once per process."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise RegistryError(f"cannot read backend registry {path}: {err}") from err
+    return parse_registry(data)
+
+
 def host_libraries(path: Path = REGISTRY_PATH) -> tuple[HostLibrary, ...]:
     """Libraries the image verifier does not require (they come with the GPU host or the cluster)."""
-    load_registry(path)  # validates the whole file first
-    return parse_host_libraries(tomllib.loads(path.read_text(encoding="utf-8")))
+    return load_registry(path).host_libraries
 
 
 def get_backend(backend_id: str) -> Backend:
-    backends = load_registry()
-    try:
-        return backends[backend_id]
-    except KeyError:
-        raise RegistryError(f"unknown backend {backend_id!r}", hint=f"choose one of: {', '.join(backends)}") from None
+    """A variant by id (listed or recognised); a family name means its default variant today."""
+    registry = load_registry()
+    if backend_id in FAMILIES and backend_id not in registry.variants:
+        return registry.default_variant(backend_id)
+    return registry.backend(backend_id)
 
 
-def backend_for_probe(probe: dict) -> str | None:
-    """The first registry backend whose build the probed local torch is, if any."""
+def backend_for_probe(probe: Mapping[str, Any]) -> Backend | None:
+    """The backend of the torch the suites' probe saw (any build gets one); None without a torch."""
     facts = TorchFacts.from_probe(probe)
-    for backend in load_registry().values():
-        if not mismatches(facts, backend.expected()):
-            return backend.id
-    return None
+    if not facts.version:
+        return None
+    return load_registry().for_facts(facts)
+
+
+def as_dict(backend: Backend) -> dict[str, Any]:
+    return dataclasses.asdict(backend)

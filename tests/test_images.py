@@ -36,13 +36,25 @@ def test_spec_defaults_come_from_the_registry(backend_id: str) -> None:
     assert args["EXPECT_LOCAL_TAG"] == backend.local_tag
     assert args["EXPECT_BUILD"] == backend.build
     assert args["EXPECT_RUNTIME"] == backend.runtime_version
-    assert args["TORCH_SPEC"] == images.DEFAULT_TORCH
+    assert args["TORCH_SPEC"] == f"torch=={load_registry().default_torch(backend_id)}"
 
 
 def test_cu126_pins_its_own_index_not_pypi() -> None:
-    args = images.common_buildargs(images.build_spec("cu126", env={}))
+    args = images.common_buildargs(images.build_spec("cu126", torch="2.13.0", env={}))
     assert args["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cu126"
     assert args["TORCH_VERSION"] == "2.13.0+cu126"
+
+
+def test_a_variant_defaults_to_the_newest_release_that_ships_it() -> None:
+    registry = load_registry()
+    assert images.build_spec("cu132", env={}).torch == f"torch=={registry.current.latest}"
+    assert images.build_spec("cu126", env={}).torch == "torch==2.14.1"  # 2.15 does not ship CUDA 12.6
+
+
+def test_a_pinned_release_that_does_not_ship_the_variant_is_refused() -> None:
+    with pytest.raises(UsageError, match=r"torch 2.15 is not shipped as cu126.*--torch 2.14.1"):
+        images.build_spec("cu126", torch="2.15.0", env={})
+    assert images.build_spec("cu134", torch="2.16.0", env={})  # a release the registry does not list: let through
 
 
 def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:
@@ -112,7 +124,8 @@ def test_proxies_are_passed_but_not_hashed(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 @pytest.mark.parametrize(
-    ("backend_id", "layer"), [("cpu", None), ("cu126", None), ("rocm", "Dockerfile.rocm"), ("xpu", "Dockerfile.xpu")]
+    ("backend_id", "layer"),
+    [("cpu", None), ("cu132", None), ("rocm7.2", "Dockerfile.rocm"), ("rocm7.14", None), ("xpu", "Dockerfile.xpu")],
 )
 def test_rocm_and_xpu_get_their_own_layer(backend_id: str, layer: str | None) -> None:
     plan = images.plan_build(images.build_spec(backend_id, env={}))
@@ -123,13 +136,13 @@ def test_rocm_and_xpu_get_their_own_layer(backend_id: str, layer: str | None) ->
     assert [s.dockerfile for s in plan.steps] == ["Dockerfile", layer]
     assert plan.steps[0].tag == f"{plan.tag}-common"
     assert plan.steps[1].buildargs["COMPAT_IMAGE"] == plan.steps[0].tag
-    if backend_id == "rocm":
-        assert plan.steps[1].buildargs["ROCM_VERSION"] == load_registry()["rocm"].runtime_version
+    if backend_id == "rocm7.2":
+        assert plan.steps[1].buildargs["ROCM_VERSION"] == load_registry()["rocm7.2"].runtime_version
 
 
 def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Path) -> None:
     """Never the repository and never the wheelhouse (it is mounted into the install container)."""
-    spec = images.build_spec("rocm", wheelhouse=wheelhouse, ca_bundle=CA, env={})
+    spec = images.build_spec("rocm7.2", torch="2.13.0", wheelhouse=wheelhouse, ca_bundle=CA, env={})
     context = images.assemble_context(images.plan_build(spec), tmp_path / "ctx")
     names = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
     assert names == [

@@ -18,26 +18,29 @@ def test_github_matrix_matches_golden(golden, capsys) -> None:
     golden("plan-github.json", out)
 
 
-def test_every_registry_backend_is_planned_with_its_labels() -> None:
+def test_the_default_plan_is_every_build_of_the_current_release() -> None:
     registry = load_registry()
     include = json.loads(github_matrix(plan_cells()))["include"]
-    assert [cell["backend"] for cell in include] == list(registry)
+    current = registry.current
+    assert [cell["backend"] for cell in include] == [b.id for b in registry.select(None, current)]
+    assert {cell["torch"] for cell in include} == {current.latest}
     for cell in include:
         backend = registry[cell["backend"]]
         assert cell["cell_id"] == backend.id
         assert cell["runner_labels"] == list(backend.runner_labels)
         assert cell["display_name"] == backend.display_name
         assert cell["self_hosted"] == is_self_hosted(backend.runner_labels)
-        assert cell["image"] == f"torch-compat/{backend.id}"
+        assert cell["image"] == f"torch-compat/{backend.id}:torch-{current.latest}"
+        assert cell["release"] == current.id and cell["status"] == current.status(backend.id)
     gpu = [c for c in include if registry[c["backend"]].needs_device]
     assert gpu and all(c["self_hosted"] for c in gpu), "GPU cells must run on self-hosted runners"
 
 
 def test_select_backends_and_pin_torch(capsys) -> None:
-    assert main(["plan", "--format", "github", "--backend", "cpu", "--backend", "rocm", "--torch", "2.13.0"]) == 0
+    assert main(["plan", "--format", "github", "--backend", "cpu", "--backend", "rocm7.2", "--torch", "2.13.0"]) == 0
     include = json.loads(capsys.readouterr().out)["include"]
-    assert [c["cell_id"] for c in include] == ["cpu", "rocm"], "one version keeps the backend id as the cell id"
-    assert {c["image"] for c in include} == {"torch-compat/cpu:torch-2.13.0", "torch-compat/rocm:torch-2.13.0"}
+    assert [c["cell_id"] for c in include] == ["cpu", "rocm7.2"], "one version keeps the backend id as the cell id"
+    assert {c["image"] for c in include} == {"torch-compat/cpu:torch-2.13.0", "torch-compat/rocm7.2:torch-2.13.0"}
     assert {c["torch"] for c in include} == {"2.13.0"}
 
 
@@ -60,13 +63,44 @@ def test_several_torch_versions_make_a_cell_per_backend_and_version(golden, caps
     assert json.loads(capsys.readouterr().out)["include"] == include
 
 
-def test_every_backend_times_every_version_is_planned() -> None:
-    versions = ("2.13.0", "2.14.1", "2.15.0rc1", "2.16.0.dev20261201")
-    cells = plan_cells(torch=",".join(versions))
+def test_three_releases_plan_only_what_upstream_ships(golden, capsys) -> None:
+    """The issue's command: cu132 for 2.15.0, no cu126 for 2.15.0, no rocm7.14 for 2.13.0."""
+    assert main(["plan", "--torch", "2.13.0,2.14.1,2.15.0", "--format", "github"]) == 0
+    out = capsys.readouterr().out
+    golden("plan-github-releases.json", out)
+    pairs = {(c["backend"], c["torch"]) for c in json.loads(out)["include"]}
     registry = load_registry()
-    assert [(c.backend, c.torch) for c in cells] == [(b, v) for b in registry for v in versions]
-    assert len({c.cell_id for c in cells}) == len(cells)
-    assert {c.cell_id for c in cells if c.backend == "cu130"} == {f"cu130-{v}" for v in versions}
+    assert ("cu132", "2.15.0") in pairs and ("cu126", "2.15.0") not in pairs and ("rocm7.14", "2.13.0") not in pairs
+    expected = {
+        (b.id, v) for v in ("2.13.0", "2.14.1", "2.15.0") for b in registry.select(None, registry.release_of(v))
+    }
+    assert pairs == expected
+
+
+def test_a_family_selects_every_build_its_release_ships() -> None:
+    cells = plan_cells(["cuda"], "2.13.0,2.15.0")
+    assert [(c.backend, c.torch, c.status) for c in cells] == [
+        ("cu126", "2.13.0", "legacy"),
+        ("cu130", "2.13.0", "stable"),
+        ("cu130", "2.15.0", "legacy"),
+        ("cu132", "2.13.0", "experimental"),
+        ("cu132", "2.15.0", "stable"),
+    ]
+
+
+def test_a_named_build_a_release_does_not_ship_is_left_out_and_said(capsys) -> None:
+    assert main(["plan", "--backend", "cu126", "--torch", "2.14.1,2.15.0"]) == 0
+    captured = capsys.readouterr()
+    assert "cu126-2.14.1" in captured.out and "cu126-2.15.0" not in captured.out
+    assert "cu126 is not shipped for torch 2.15" in captured.err
+    assert main(["plan", "--backend", "cu126", "--torch", "2.15.0"]) == 2
+    assert "the plan is empty" in capsys.readouterr().err
+
+
+def test_a_release_the_registry_does_not_list_takes_the_newest_builds(capsys) -> None:
+    assert main(["plan", "--torch", "2.16.0.dev20261201", "--backend", "cpu"]) == 0
+    captured = capsys.readouterr()
+    assert "cpu" in captured.out and "does not list" in captured.err and '[releases."2.16"]' in captured.err
 
 
 def test_table_shows_the_torch_version_of_each_cell(capsys) -> None:
@@ -95,11 +129,13 @@ def test_a_cell_is_self_hosted_unless_it_runs_on_a_github_image(labels: list[str
     assert is_self_hosted(labels) is self_hosted
 
 
-def test_table_lists_every_backend(capsys) -> None:
+def test_table_lists_every_backend_with_its_status(capsys) -> None:
     assert main(["plan"]) == 0
     out = capsys.readouterr().out
-    for backend in load_registry().values():
+    registry = load_registry()
+    for backend in registry.select(None, registry.current):
         assert backend.display_name in out and ",".join(backend.runner_labels) in out
+    assert "stable" in out and "legacy" in out
 
 
 @pytest.mark.parametrize(

@@ -1,31 +1,35 @@
-"""`harness backends`: the registry as a table (or JSON)."""
+"""`harness backends`: the registry as tables (or JSON): the build variants, then which release ships which."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from dataclasses import asdict
 
-from harness.registry import load_registry
+from harness.registry import Registry, load_registry
 
-HELP = "list the backends of the registry (harness/backends.toml)"
+HELP = "list the build variants and which torch release ships which (harness/backends.toml)"
+
+STATUS_MARK = {"stable": "stable", "experimental": "experimental", "legacy": "legacy", None: "-"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table")
 
 
-def run(args: argparse.Namespace) -> int:
-    backends = load_registry()
-    if args.format == "json":
-        print(json.dumps({k: asdict(v) for k, v in backends.items()}, indent=2))
-        return 0
+def _columns(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def variants_table(registry: Registry) -> list[str]:
     rows = [("ID", "NAME", "WHEEL INDEX", "EXPECTS", "DEVICE FLAGS", "RUNNER LABELS", "HEALTH CHECK")]
-    for b in backends.values():
+    for b in registry.values():
         expects = f"+{b.local_tag}" + (f", {b.build} {b.runtime_version}" if b.runtime_version else "")
-        flags = []
-        if b.gpus:
-            flags.append(f"--gpus {b.gpus}")
+        if b.min_driver:
+            expects += f", driver >= {b.min_driver}"
+        flags = [f"--gpus {b.gpus}"] if b.gpus else []
         flags += [f"--device {d}" for d in b.devices]
         flags += [f"--group-add {g}" for g in b.group_add]
         flags += [f"--security-opt {s}" for s in b.security_opt]
@@ -37,10 +41,36 @@ def run(args: argparse.Namespace) -> int:
                 expects,
                 " ".join(flags) or "-",
                 ",".join(b.runner_labels),
-                " ".join(b.health_check),
+                shlex.join(b.health_check),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return _columns(rows)
+
+
+def releases_table(registry: Registry) -> list[str]:
+    """Release x variant: stable / experimental / legacy, `-` where upstream does not ship the build."""
+    variants = list(registry)
+    rows = [("RELEASE", "LATEST", "PYPI DEFAULT", *variants)]
+    for release in registry.releases.values():
+        marks = tuple(STATUS_MARK[release.status(v)] for v in variants)
+        current = " (current)" if release.id == registry.current_release else ""
+        rows.append((release.id + current, release.latest, release.pypi_default or "?", *marks))
+    return _columns(rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    registry = load_registry()
+    if args.format == "json":
+        data = {
+            "current": registry.current_release,
+            "variants": {k: asdict(v) for k, v in registry.variants.items()},
+            "releases": {r.id: {**asdict(r), "builds": dict(r.builds)} for r in registry.releases.values()},
+        }
+        print(json.dumps(data, indent=2))
+        return 0
+    print("\n".join(variants_table(registry)))
+    print()
+    print("\n".join(releases_table(registry)))
+    print("\n-: not shipped for that release (no cell is planned; the matrix says 'not shipped').")
+    print("Any other build (cu134, rocm10.1, ...) is recognised from its name and runs with its family's defaults.")
     return 0

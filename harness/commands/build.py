@@ -11,14 +11,14 @@ import json
 import sys
 
 from harness import docker_engine, image_build, images
+from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_build_arguments, spec_from_args
-from harness.registry import load_registry
 
 HELP = "build the image of one backend (reused when its inputs are unchanged)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, choices=list(load_registry()), help="backend whose image to build")
+    parser.add_argument("--backend", required=True, type=backend_id, help=f"whose image to build: {BACKEND_HELP}")
     parser.add_argument("--json", action="store_true", help="print the image facts as JSON instead of its reference")
     add_build_arguments(parser)
 

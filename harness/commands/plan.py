@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from harness.plan import github_matrix, plan_cells, table
-from harness.registry import load_registry
+from harness.commands._args import backend_selector
+from harness.plan import github_matrix, make_plan, table
 
 HELP = "list the cells to run, e.g. as the GitHub Actions matrix (--format github)"
 
@@ -15,20 +15,27 @@ HELP = "list the cells to run, e.g. as the GitHub Actions matrix (--format githu
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "github", "json"), default="table")
     parser.add_argument(
-        "--backend", action="append", choices=list(load_registry()), help="only this backend (repeatable)"
+        "--backend",
+        action="append",
+        type=backend_selector,
+        help="only this variant (cu132) or family (cuda: every CUDA build the release ships); repeatable",
     )
     parser.add_argument(
         "--torch",
         action="append",
         default=[],
         metavar="VERSIONS",
-        help="torch versions the images pin, comma-separated or repeated, e.g. 2.13.0,2.14.1: one cell per backend "
-        "and version, ids <backend>-<version> when there are several (default: the images' default torch)",
+        help="torch versions the images pin, comma-separated or repeated, e.g. 2.13.0,2.14.1,2.15.0: one cell per "
+        "version and build its release ships, ids <backend>-<version> when there are several (default: the current "
+        "release's newest version)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    cells = plan_cells(args.backend, args.torch)
+    plan = make_plan(args.backend, args.torch)
+    cells = list(plan.cells)
+    for note in plan.notes:
+        print(f"harness plan: {note}", file=sys.stderr)
     if args.format == "github":
         sys.stdout.write(github_matrix(cells) + "\n")
     elif args.format == "json":

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 from harness.cell import CellStatus
+from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.execute import CellOutcome, RunOptions, run_cell
 from harness.matrix import merge_cell_dirs, write_matrix
-from harness.registry import load_registry
 from harness.render.markdown import render_markdown
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
@@ -25,7 +25,7 @@ HELP = "run the suites for one backend into a new cell dir and print the matrix"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--backend", choices=list(load_registry()), help="backend to run (default: the local torch, natively)"
+        "--backend", type=backend_id, help=f"backend to run: {BACKEND_HELP} (default: the local torch, natively)"
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--native", action="store_true", help="run on this host, not in a container")

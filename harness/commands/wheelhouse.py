@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from harness import images, wheelhouse
-from harness.registry import load_registry
+from harness.commands._args import BACKEND_HELP, backend_id
 
 HELP = "download the wheels an offline image build of one backend needs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, choices=list(load_registry()), help="backend whose wheels to get")
+    parser.add_argument("--backend", required=True, type=backend_id, help=f"whose wheels to get: {BACKEND_HELP}")
     parser.add_argument("-o", "--output", type=Path, required=True, help="the wheelhouse folder (made if absent)")
     parser.add_argument("--torch", help=f"torch version or requirement (default {images.DEFAULT_TORCH})")
     parser.add_argument("--index-url", help="torch wheel index (default: the registry's, or a mirror of it)")

@@ -1,0 +1,30 @@
+"""Argument types shared by the verbs: backends are named by variant (cu132) or family (cuda)."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.errors import RegistryError
+from harness.registry import FAMILIES, get_backend, load_registry
+
+BACKEND_HELP = (
+    "a build variant (cpu, cu130, cu132, rocm7.14, xpu, ...) or a family (cuda, rocm) for its current default"
+)
+
+
+def backend_id(text: str) -> str:
+    """--backend X for one run or image: a variant id; a family name means its current default variant."""
+    try:
+        return get_backend(text).id
+    except RegistryError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def backend_selector(text: str) -> str:
+    """--backend X of a plan: a variant id or a family name, kept as given (a family expands per release)."""
+    if text in FAMILIES:
+        return text
+    try:
+        return load_registry().backend(text).id
+    except RegistryError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
