@@ -35,10 +35,11 @@ def select_columns(matrix: Matrix, backends: Sequence[str] | None) -> tuple[list
     def picked(column: Column, name: str) -> bool:
         return column.id == name or (column.backend == name and column.speaks_for_backend)
 
+    pool = [c for c in matrix.columns if c.shipped]  # a build upstream does not ship is never judged
     if not backends:
-        return list(matrix.columns), []
-    chosen = [c for c in matrix.columns if any(picked(c, b) for b in backends)]
-    unmatched = [b for b in backends if not any(picked(c, b) for c in matrix.columns)]
+        return pool, []
+    chosen = [c for c in pool if any(picked(c, b) for b in backends)]
+    unmatched = [b for b in backends if not any(picked(c, b) for c in pool)]
     return chosen, unmatched
 
 

@@ -48,7 +48,7 @@ from harness.model import (
     validate_json,
 )
 from harness.outcomes import GOOD, Outcome, Rollup, Scope, SkipClass, rollup_counts
-from harness.registry import load_registry
+from harness.registry import LEGACY_IDS, load_registry
 from harness.reproduce import column_command
 from harness.torch_build import version_sort_key
 
@@ -56,6 +56,8 @@ MISSING_CELL_ERROR: Final = (
     "no results were uploaded for this planned cell: its job failed before writing a cell, "
     "was cancelled, or no runner picked it up"
 )
+NOT_SHIPPED_SOURCE: Final = "(not shipped)"
+PLANNED_SOURCE: Final = "(planned)"
 MAX_JOBS: Final = 8
 # Workers forked from the merging process start at once with the harness already imported
 # (Python 3.14 makes forkserver the default, which imports it again in every worker). Linux
@@ -331,7 +333,44 @@ class _Builder:
             # the planned build, so the column sorts with its backend's other builds
             "environment": {"torch": {"version": entry.get("torch") or None}},
         }
-        self.cells.append(_Added(manifest, "(planned)", (), {}, {}, False))
+        self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False))
+
+    def not_shipped(self) -> list[_Added]:
+        """A placeholder for each (release, build) the matrix would show but upstream does not ship:
+        when a build has columns for some releases in this matrix and the registry says another
+        release of the matrix does not ship it (cu126 beside 2.13 and 2.14, not built for 2.15). It is
+        "not shipped", never NO DATA: nothing could have run. Builds or releases the registry does
+        not list get none (nothing is known of them)."""
+        have: dict[tuple[str, str], set[str]] = {}
+        releases: set[str] = set()
+        for cell in self.cells:
+            release = self.registry.release_of(_torch_of(cell.manifest))
+            if release is None:
+                continue
+            releases.add(release.id)
+            have.setdefault((_backend_of(cell.manifest), cell.manifest.get("variant") or ""), set()).add(release.id)
+        added: list[_Added] = []
+        for (backend_id, variant), present in have.items():
+            backend = self.registry.get(backend_id)
+            if backend is None or not backend.listed:
+                continue
+            for release_id in sorted(releases - present):
+                release = self.registry.releases[release_id]
+                if release.ships(backend.id):
+                    continue
+                cell_id = "-".join(p for p in (backend.id, release_id, variant, "not-shipped") if p)
+                manifest = {
+                    "cell_id": cell_id,
+                    "backend": backend.id,
+                    "variant": variant or None,
+                    "release": release_id,
+                    "run_id": "",
+                    "status": None,
+                    "error": f"torch {release_id} is not shipped as a {backend.display_name} build "
+                    f"(upstream builds {', '.join(sorted(release.builds, key=self.registry.variant_order))})",
+                }
+                added.append(_Added(manifest, NOT_SHIPPED_SOURCE, (), {}, {}, False))
+        return added
 
     def features(self, cells: Sequence[_Added]) -> list[Feature]:
         """The rows, in the order the columns (in column order) first name them; each feature's
@@ -371,7 +410,7 @@ class _Builder:
         for nodeid, fid in feature_of.items():
             by_feature[fid].append(nodeid)
         results = self.results
-        arrived = [c.manifest["cell_id"] for c in self.cells if c.source != "(planned)"]
+        arrived = [c.manifest["cell_id"] for c in self.cells if c.source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE)]
         in_order = arrived == sorted(arrived, key=rank.__getitem__)  # results went in in column order
         rows: list[TestRow] = []
         for fid, ids in by_feature.items():
@@ -386,17 +425,15 @@ class _Builder:
     def column_order(self, manifest: dict[str, Any]) -> tuple[Any, ...]:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
-        backend = manifest.get("backend") or ""
-        torch = ((manifest.get("environment") or {}).get("torch") or {}).get("version")
         return (
-            self.registry.variant_order(backend),
+            self.registry.variant_order(_backend_of(manifest)),
             manifest.get("variant") or "",
-            version_key(torch),
+            version_key(_torch_of(manifest) or manifest.get("release")),
             manifest["cell_id"],
         )
 
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
-        cells = sorted(self.cells, key=lambda c: self.column_order(c.manifest))
+        cells = sorted([*self.cells, *self.not_shipped()], key=lambda c: self.column_order(c.manifest))
         features = self.features(cells)
         feature_ids = [f.id for f in features]
         # Backend-independent features and the `unassigned` row are shown, never scored.
@@ -406,7 +443,10 @@ class _Builder:
         for added in cells:
             manifest, source, errors, rolled = added.manifest, added.source, added.errors, added.rolled
             column_id = manifest["cell_id"]
-            if not added.ran:
+            shipped = source != NOT_SHIPPED_SOURCE
+            if not shipped:
+                state = ColumnState.NOT_SHIPPED
+            elif not added.ran:
                 state = ColumnState.NO_DATA
             elif manifest.get("status") == CellStatus.COMPLETED.value and not errors:
                 state = ColumnState.OK
@@ -415,12 +455,12 @@ class _Builder:
             totals: Counter[Outcome] = Counter()
             states: Counter[Rollup] = Counter()
             for fid in feature_ids:
-                cell = rolled.get(fid) or roll_up((), no_data=True)  # no test of it here
+                cell = rolled.get(fid) or (roll_up((), no_data=True) if shipped else _NOT_SHIPPED_CELL)
                 grid[fid][column_id] = cell
                 totals.update(cell.counts)
                 if fid in scored:
                     states[cell.state] += 1
-            backend = manifest.get("backend", "")
+            backend = _backend_of(manifest)
             info = self.registry.get(backend)
             status = manifest.get("status")
             columns.append(
@@ -438,7 +478,7 @@ class _Builder:
                     errors=errors,
                     counts=dict(totals),
                     score=None
-                    if state is ColumnState.NO_DATA
+                    if state in (ColumnState.NO_DATA, ColumnState.NOT_SHIPPED)
                     else Score(
                         supported=states[Rollup.SUPPORTED],
                         judged=sum(states[s] for s in VERDICT_STATES),
@@ -449,7 +489,8 @@ class _Builder:
                     mode=manifest.get("mode"),
                     variant=manifest.get("variant"),
                     variant_reason=manifest.get("variant_reason"),
-                    reproduce=column_command(manifest) if source != "(planned)" else None,
+                    reproduce=column_command(manifest) if source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE) else None,
+                    release=manifest.get("release"),
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)
@@ -466,6 +507,19 @@ class _Builder:
             input_errors=tuple(problems),
             notes=tuple(notes),
         )
+
+
+_NOT_SHIPPED_CELL: Final = FeatureCell(state=Rollup.NOT_SHIPPED, counts={})
+
+
+def _torch_of(manifest: dict[str, Any]) -> str | None:
+    return ((manifest.get("environment") or {}).get("torch") or {}).get("version")
+
+
+def _backend_of(manifest: dict[str, Any]) -> str:
+    """The manifest's backend, old ids read as today's variant (`rocm` was ROCm 7.2)."""
+    backend = str(manifest.get("backend") or "")
+    return LEGACY_IDS.get(backend, backend)
 
 
 def version_key(version: str | None) -> tuple[Any, ...]:

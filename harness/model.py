@@ -19,8 +19,9 @@ from harness import gcpause, jsonio
 from harness.cell import CellStatus
 from harness.errors import InputError
 from harness.outcomes import BAD, GOOD, Outcome, Rollup, Scope, SkipClass
+from harness.torch_build import parse_version
 
-SCHEMA_VERSION: Final = "1.1"
+SCHEMA_VERSION: Final = "1.2"
 SCHEMA_PATH: Final = Path(__file__).with_name("schema") / "matrix.schema.json"
 VERDICT_STATES: Final = (Rollup.SUPPORTED, Rollup.PARTIAL, Rollup.FAILING, Rollup.UNSUPPORTED)
 UNASSIGNED: Final = "unassigned"
@@ -30,6 +31,7 @@ class ColumnState(StrEnum):
     OK = "ok"  # the run completed and every file was read
     PARTIAL_RUN = "partial-run"  # results exist, but the run ended abnormally or some input was unreadable
     NO_DATA = "no-data"  # no results at all
+    NOT_SHIPPED = "not-shipped"  # upstream does not build this variant for this release: nothing could run
 
 
 def _drop_empty(data: dict[str, Any]) -> dict[str, Any]:
@@ -164,10 +166,23 @@ class Column:
     variant: str | None = None
     variant_reason: str | None = None
     reproduce: str | None = None  # the command that reruns this column
+    release: str | None = None  # the torch release series (2.15); set where no torch version says it
 
     @property
     def has_data(self) -> bool:
-        return self.state is not ColumnState.NO_DATA
+        return self.state not in (ColumnState.NO_DATA, ColumnState.NOT_SHIPPED)
+
+    @property
+    def shipped(self) -> bool:
+        return self.state is not ColumnState.NOT_SHIPPED
+
+    @property
+    def release_series(self) -> str | None:
+        """The torch release this column belongs to (2.15 for 2.15.0+cu132)."""
+        if self.release:
+            return self.release
+        version = parse_version(self.environment.torch)
+        return version.minor if version else None
 
     @property
     def torch(self) -> str | None:
@@ -193,6 +208,21 @@ class Column:
         )
 
     @property
+    def label(self) -> str:
+        """The heading with the torch build and the device, for text that names a column outside the
+        table's head: 'CUDA 13.0 build, CPU only · torch 2.14.1+cu130'. Two CPU-only columns of two
+        releases read apart."""
+        parts = [self.heading]
+        if self.state is ColumnState.NOT_SHIPPED:
+            parts.append(f"torch {self.release_series} (not shipped)")
+        elif self.torch and self.has_data:
+            parts.append(f"torch {self.torch}")
+        device = self.environment.device
+        if device and device != "cpu" and self.has_data:
+            parts.append(device)
+        return " · ".join(parts)
+
+    @property
     def failures(self) -> int:
         return sum(self.counts.get(o, 0) for o in BAD)
 
@@ -213,7 +243,12 @@ class Column:
             "score": self.score.to_json() if self.score else None,
             "source": self.source,
             **_drop_empty(
-                {"variant": self.variant, "variant_reason": self.variant_reason, "reproduce": self.reproduce}
+                {
+                    "variant": self.variant,
+                    "variant_reason": self.variant_reason,
+                    "reproduce": self.reproduce,
+                    "release": self.release,
+                }
             ),
         }
 
@@ -240,6 +275,7 @@ class Column:
             variant=data.get("variant"),
             variant_reason=data.get("variant_reason"),
             reproduce=data.get("reproduce"),
+            release=data.get("release"),
         )
 
 

@@ -52,6 +52,7 @@ class Rollup(StrEnum):
     UNSUPPORTED = "unsupported"
     NOT_APPLICABLE = "n/a"
     NO_DATA = "no-data"
+    NOT_SHIPPED = "not-shipped"  # upstream does not build this variant for this torch release
 
 
 OUTCOME_SYMBOLS: Final[dict[Outcome, str]] = {
@@ -74,6 +75,7 @@ ROLLUP_SYMBOLS: Final[dict[Rollup, str]] = {
     Rollup.UNSUPPORTED: "🚫",
     Rollup.NOT_APPLICABLE: "➖",
     Rollup.NO_DATA: "❔",
+    Rollup.NOT_SHIPPED: "📦",
 }
 
 ROLLUP_MEANING: Final[dict[Rollup, str]] = {
@@ -83,6 +85,7 @@ ROLLUP_MEANING: Final[dict[Rollup, str]] = {
     Rollup.UNSUPPORTED: "the backend or torch build lacks the feature",
     Rollup.NOT_APPLICABLE: "nothing could be judged here (needs hardware or packages absent here)",
     Rollup.NO_DATA: "no results: not run, not collected, or the cell failed before tests",
+    Rollup.NOT_SHIPPED: "upstream does not build this variant for this torch release: nothing to run, never scored",
 }
 
 # Outcomes that show the feature working / broken on the column.

@@ -81,8 +81,9 @@ def test_a_family_selects_every_build_its_release_ships() -> None:
     cells = plan_cells(["cuda"], "2.13.0,2.15.0")
     assert [(c.backend, c.torch, c.status) for c in cells] == [
         ("cu126", "2.13.0", "legacy"),
+        ("cu129", "2.13.0", "legacy"),
         ("cu130", "2.13.0", "stable"),
-        ("cu130", "2.15.0", "legacy"),
+        ("cu130", "2.15.0", "stable"),
         ("cu132", "2.13.0", "experimental"),
         ("cu132", "2.15.0", "stable"),
     ]
@@ -135,7 +136,7 @@ def test_table_lists_every_backend_with_its_status(capsys) -> None:
     registry = load_registry()
     for backend in registry.select(None, registry.current):
         assert backend.display_name in out and ",".join(backend.runner_labels) in out
-    assert "stable" in out and "legacy" in out
+    assert "stable" in out and "experimental" in out
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ def _doc() -> dict:
 
 def test_listed_variants_in_family_order():
     assert list(load_registry()) == [
-        "cpu", "cu126", "cu128", "cu130", "cu132", "cu134", "rocm7.2", "rocm7.14", "rocm10.0", "xpu"
+        "cpu", "cu126", "cu128", "cu129", "cu130", "cu132", "cu134", "rocm7.1", "rocm7.2", "rocm7.14", "rocm10.0", "xpu"
     ]  # fmt: skip
 
 
@@ -31,6 +31,7 @@ def test_variant_facts_come_from_family_and_variant():
     assert "render" in rocm714.group_add and "seccomp=unconfined" in rocm714.security_opt
     rocm72 = get_backend("rocm7.2")
     assert rocm72.layer == "rocm" and rocm72.health_check == ("rocminfo",)
+    assert rocm714.health_check == ("rocminfo",)  # from the rocm-sdk-core wheel, in the venv
     assert get_backend("xpu").visible_devices_env == "ZE_AFFINITY_MASK"
     assert not get_backend("cpu").needs_device
 

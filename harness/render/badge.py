@@ -79,7 +79,7 @@ def column_badge(column: Column) -> str:
 def matrix_badge(matrix: Matrix, label: str = "torch compat") -> str:
     """Supported feature cells over judged ones, across every real column with data (a build
     run without its device is not its backend's verdict)."""
-    real = [c for c in matrix.columns if c.speaks_for_backend]
+    real = [c for c in matrix.columns if c.speaks_for_backend and c.shipped]
     scored = [c.score for c in real if c.has_data and c.score is not None]
     missing = len(real) - len(scored)
     if not scored:
@@ -92,6 +92,6 @@ def matrix_badge(matrix: Matrix, label: str = "torch compat") -> str:
 
 def badges(matrix: Matrix) -> dict[str, str]:
     """File name -> SVG: `<column id>.svg` per column and `matrix.svg`."""
-    files = {f"{c.id}.svg": column_badge(c) for c in matrix.columns}
+    files = {f"{c.id}.svg": column_badge(c) for c in matrix.columns if c.shipped}
     files["matrix.svg"] = matrix_badge(matrix)
     return files

@@ -40,7 +40,10 @@ def feature_summary(column: ColumnDiff) -> list[str]:
 
 def _pair_title(column: ColumnDiff) -> str:
     if column.old.id == column.new.id:
-        return f"{text(column.new.display_name)} {code(column.new.id)}"
+        torch = f" · torch {text(column.new.torch)}" if column.new.torch else ""
+        if column.old.torch and column.old.torch != column.new.torch:
+            torch = f" · torch {text(column.old.torch)} → {text(column.new.torch)}"
+        return f"{text(column.new.display_name)} {code(column.new.id)}{torch}"
     if column.old.backend == column.new.backend and column.old.torch and column.new.torch:
         return f"{text(column.new.display_name)}: torch {text(column.old.torch)} → {text(column.new.torch)}"
     return f"{text(column.old.label())} → {text(column.new.label())}"

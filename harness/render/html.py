@@ -53,6 +53,7 @@ PAGE_STATE_SYMBOLS: Final[dict[Rollup, str]] = {
     Rollup.UNSUPPORTED: "⊘",
     Rollup.NOT_APPLICABLE: "–",
     Rollup.NO_DATA: "?",
+    Rollup.NOT_SHIPPED: "∅",
 }
 _ENV_FIELD_LABELS: Final = (
     ("torch", "torch"),
@@ -135,7 +136,9 @@ def _column(column: Column) -> dict[str, Any]:
         "id": column.id,
         "backend": column.backend,
         "name": column.heading or column.id,
+        "label": column.label,
         "torch": env.torch if column.has_data else None,
+        "release": column.release_series,
         "variant": column.variant,
         "variant_reason": column.variant_reason,
         "reproduce": column.reproduce,
@@ -240,15 +243,16 @@ def _releases(matrix: Matrix, col_index: dict[str, int], feat_index: dict[str, i
     step from one build to the next, each feature's newly failing and newly passing tests."""
     groups: dict[tuple[str, str], list[int]] = {}
     for column in matrix.columns:
-        if column.has_data:
+        if column.has_data or not column.shipped:  # a release that does not ship the build says so
             groups.setdefault(column.build_key, []).append(col_index[column.id])
     pairs = {(a, b) for a, b in release_pairs(matrix)}
     out = []
     for (backend, variant), columns in groups.items():
-        if len(columns) < 2:
+        if sum(matrix.columns[c].has_data for c in columns) < 2 and len(columns) < 2:
             continue
         steps = []
-        for a, b in pairwise(columns):
+        data_columns = [c for c in columns if matrix.columns[c].has_data]
+        for a, b in pairwise(data_columns):
             old, new = matrix.columns[a], matrix.columns[b]
             if (old.id, new.id) not in pairs:
                 continue

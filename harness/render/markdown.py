@@ -16,9 +16,12 @@ GITHUB_SUMMARY_LIMIT: Final = 1024 * 1024
 _PROBLEMS: Final = (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT, Outcome.CRASHED)
 
 
+def state_word(state: Rollup) -> str:
+    return "NO DATA" if state is Rollup.NO_DATA else "not shipped" if state is Rollup.NOT_SHIPPED else state.value
+
+
 def state_label(state: Rollup) -> str:
-    word = "NO DATA" if state is Rollup.NO_DATA else state.value
-    return f"{ROLLUP_SYMBOLS[state]} {word}"
+    return f"{ROLLUP_SYMBOLS[state]} {state_word(state)}"
 
 
 def counts_text(cell: FeatureCell) -> str:
@@ -41,6 +44,8 @@ def column_head(column: Column) -> str:
     head = f"{text(column.heading)}<br>{code(column.id)}"
     if column.environment.torch and column.has_data:  # a NO DATA column's runner torch is not its build
         head += f"<br>torch {text(column.environment.torch)}"
+    elif column.state is ColumnState.NOT_SHIPPED:
+        head += f"<br>torch {text(column.release_series or '?')}"
     return head
 
 
@@ -71,9 +76,11 @@ def environment_line(column: Column) -> str:
         line += " · " + link("run", env.run_url)
     if column.reproduce:
         line += f" · rerun: {code(column.reproduce, table=False)}"
-    head = f"- **{text(column.heading)}** {code(column.id, table=False)}"
+    head = f"- **{text(column.label)}** {code(column.id, table=False)}"
     if column.variant_reason:
         head += f" ({text(column.variant_reason)})"
+    if column.state is ColumnState.NOT_SHIPPED:
+        return f"{head}: {ROLLUP_SYMBOLS[Rollup.NOT_SHIPPED]} **not shipped**: {text(column.error or '')}"
     if column.state is ColumnState.NO_DATA:
         if not column.run_id:  # planned, and nothing arrived: there is no environment to tell
             return f"{head}: **NO DATA**: {text(column.error or 'no test results')}"
@@ -101,7 +108,7 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
                 row.append(state_label(Rollup.NO_DATA))
                 continue
             label = state_label(cell.state)
-            if with_counts and cell.state is not Rollup.NO_DATA:
+            if with_counts and cell.state not in (Rollup.NO_DATA, Rollup.NOT_SHIPPED):
                 label += f"<br>{counts_text(cell)}"
                 if cell.host_tests:
                     label += f" · judged without {cell.host_tests} host-side tests"
@@ -110,15 +117,16 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
     score = ["**Features supported**", ""]
     for column in columns:
         s = column.score
-        score.append("NO DATA" if s is None else f"{s.supported}/{s.judged} features")
+        if column.state is ColumnState.NOT_SHIPPED:
+            score.append("not shipped")
+        else:
+            score.append("NO DATA" if s is None else f"{s.supported}/{s.judged} features")
     lines.append("| " + " | ".join(score) + " |")
     return lines
 
 
 def _legend() -> list[str]:
-    states = " · ".join(
-        f"{ROLLUP_SYMBOLS[r]} **{'NO DATA' if r is Rollup.NO_DATA else r.value}**: {ROLLUP_MEANING[r]}" for r in Rollup
-    )
+    states = " · ".join(f"{ROLLUP_SYMBOLS[r]} **{state_word(r)}**: {ROLLUP_MEANING[r]}" for r in Rollup)
     outcomes = " ".join(f"{OUTCOME_SYMBOLS[o]} {o.value}" for o in Outcome)
     return [f"**Legend.** {states}.", "", f"Test outcomes: {outcomes}."]
 
@@ -129,7 +137,7 @@ def _figures(matrix: Matrix) -> list[str]:
     if not tables:
         return []
     lines = ["", "### Measured figures"]
-    names = {c.id: c.heading for c in matrix.columns}
+    names = {c.id: c.label for c in matrix.columns}
     for feature, rows in tables:
         lines += ["", f"**{text(feature.title)}** ({code(feature.id)})", ""]
         lines += ["| Figure | Column | Value | Shape | dtype | Claim |", "|---|---|---|---|---|---|"]
@@ -142,7 +150,7 @@ def _figures(matrix: Matrix) -> list[str]:
 
 
 def _problem_lists(matrix: Matrix, max_items: int | None, msg_limit: int) -> list[str]:
-    names = {c.id: c.heading for c in matrix.columns}
+    names = {c.id: c.label for c in matrix.columns}
     failures: list[str] = []
     xpasses: list[str] = []
     for row in matrix.tests:

@@ -14,8 +14,9 @@
   cols.forEach(function (c) {
     var when = c.when ? Date.parse(c.when) : NaN;
     c.ageHours = isNaN(when) ? null : (nowMs - when) / 3600000;
-    c.stale = c.state !== "no-data" && c.ageHours !== null && c.ageHours > D.stale_after_hours;
-    c.hasData = c.state !== "no-data";
+    c.shipped = c.state !== "not-shipped";  // upstream builds this variant for this release
+    c.hasData = c.state !== "no-data" && c.shipped;
+    c.stale = c.hasData && c.ageHours !== null && c.ageHours > D.stale_after_hours;
   });
 
   var S = {};
@@ -29,7 +30,7 @@
   }
   function shellQuote(s) { return /^[\w@%+=:,.\/-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\"'\"'") + "'"; }
   function safeUrl(url) { return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null; }
-  function stateWord(state) { return state === "no-data" ? "NO DATA" : state; }
+  function stateWord(state) { return state === "no-data" ? "NO DATA" : state === "not-shipped" ? "not shipped" : state; }
   function stateLabel(state) { return (D.states[state] ? D.states[state].symbol + " " : "") + stateWord(state); }
   function outcomeLabel(o) { return (D.outcome_symbols[o] || "") + " " + o; }
   function fmtAge(h) { return h < 48 ? Math.round(h) + " h" : Math.round(h / 24) + " days"; }
@@ -120,14 +121,15 @@
     return svg;
   }
   function columnHeader(c) {
-    var th = el("th", "col" + (c.stale ? " stale" : "") + (c.hasData ? "" : " no-data"));
+    var th = el("th", "col" + (c.stale ? " stale" : "") + (c.hasData ? "" : c.shipped ? " no-data" : " not-shipped"));
     th.setAttribute("scope", "col");
     th.setAttribute("data-col", c.id);
     th.appendChild(el("div", "colname", c.name));
     th.appendChild(el("div", "colid", c.id));
-    if (c.torch) th.appendChild(el("div", "coltorch", "torch " + c.torch));
+    if (c.torch || !c.shipped) th.appendChild(el("div", "coltorch", "torch " + (c.torch || c.release)));
     if (c.variant) th.appendChild(el("span", "tag variant", c.variant.toUpperCase())).title = (c.variant_reason || c.variant) + "; kept apart from the backend's own columns and never its verdict";
-    if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
+    if (!c.shipped) th.appendChild(el("span", "tag not-shipped", "NOT SHIPPED")).title = c.error || "";
+    else if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
     if (c.stale) th.appendChild(el("span", "tag stale", "STALE")).title = "results are " + fmtAge(c.ageHours) + " old (limit " + D.stale_after_hours + " h)";
     if (c.state === "partial-run") th.appendChild(el("span", "tag partial-run", "PARTIAL RUN")).title = "cell status: " + c.status;
     var why = c.error || "no test results";
@@ -187,11 +189,11 @@
     tr.appendChild(th);
     vis.forEach(function (ci) {
       var c = cols[ci], cell = f.cells[ci];
-      var state = !c.hasData || !cell ? "no-data" : cell.state;
+      var state = !c.shipped ? "not-shipped" : !c.hasData || !cell ? "no-data" : cell.state;
       var td = el("td", "state st-" + state, stateLabel(state));
       td.setAttribute("data-col", c.id);
       td.setAttribute("data-state", state);
-      if (cell && state !== "no-data") td.appendChild(el("span", "counts", countsText(cell)));
+      if (cell && c.hasData && state !== "no-data") td.appendChild(el("span", "counts", countsText(cell)));
       td.title = (D.states[state] || {}).meaning || "";
       tr.appendChild(td);
     });
@@ -208,9 +210,9 @@
       var c = cols[ci], r = t[2][ci];
       var td = el("td");
       td.setAttribute("data-col", c.id);
-      var outcome = r ? OUT[r[0]] : (c.hasData ? "absent" : "no-data");
+      var outcome = r ? OUT[r[0]] : (c.hasData ? "absent" : c.shipped ? "no-data" : "not-shipped");
       td.setAttribute("data-outcome", outcome);
-      if (!r) { td.appendChild(el("span", "oc-absent", c.hasData ? "— not collected" : "NO DATA")); tr.appendChild(td); return; }
+      if (!r) { td.appendChild(el("span", "oc-absent", c.hasData ? "— not collected" : c.shipped ? "NO DATA" : "not shipped")); tr.appendChild(td); return; }
       var b = el("button", "oc-" + outcome, outcomeLabel(outcome));
       b.type = "button";
       if (S.test === t[0] && S.col === c.id) b.classList.add("selected");
@@ -231,7 +233,7 @@
       if (r[1] >= 0 && vis.indexOf(r[1]) < 0) return;
       var row = el("tr");
       row.title = r[6];
-      [r[0], r[1] >= 0 ? cols[r[1]].name + " (" + cols[r[1]].id + ")" : "", r[2], r[3], r[4], r[5]].forEach(function (v, i) {
+      [r[0], r[1] >= 0 ? cols[r[1]].label + " (" + cols[r[1]].id + ")" : "", r[2], r[3], r[4], r[5]].forEach(function (v, i) {
         row.appendChild(el("td", i === 2 ? "figure-value" : null, v));
       });
       table.appendChild(row);
@@ -308,7 +310,7 @@
     head.appendChild(el("th", null, "Feature"));
     rel.cols.forEach(function (ci, k) {
       if (k > 0) head.appendChild(el("th", "step", "→"));
-      var th = el("th", "col", "torch " + (cols[ci].torch || "?"));
+      var th = el("th", "col", "torch " + (cols[ci].torch || cols[ci].release || "?"));
       th.setAttribute("data-col", cols[ci].id);
       th.appendChild(el("div", "colid", cols[ci].id));
       head.appendChild(th);
@@ -327,7 +329,7 @@
           if (ch && ch[1]) parts.push(ch[1] + " newly passing");
           tr.appendChild(el("td", "step" + (ch && ch[0] ? " worse" : ""), parts.join(", ")));
         }
-        var cell = f.cells[ci], state = cell ? cell.state : "no-data";
+        var cell = f.cells[ci], state = !cols[ci].shipped ? "not-shipped" : cell ? cell.state : "no-data";
         var td = el("td", "state st-" + state, stateLabel(state));
         td.setAttribute("data-col", cols[ci].id);
         td.setAttribute("data-state", state);
@@ -347,7 +349,7 @@
     var r = ti >= 0 && ci >= 0 ? tests[ti][2][ci] : null;
     if (!r) { aside.hidden = true; body.replaceChildren(); return; }
     var t = tests[ti], c = cols[ci], d = r[2] || {}, outcome = OUT[r[0]];
-    var nodes = [el("h2", "tid", t[0]), el("p", null, "on " + c.name + " (" + c.id + ")")];
+    var nodes = [el("h2", "tid", t[0]), el("p", null, "on " + c.label + " (" + c.id + ")")];
     nodes.push(el("p", "oc-" + outcome + " outcome", outcomeLabel(outcome)));
     var dl = el("dl");
     function row(k, v) { dl.appendChild(el("dt", null, k)); var dd = el("dd"); if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v); dl.appendChild(dd); }
@@ -415,7 +417,7 @@
   function chrome() {
     var warn = document.getElementById("warnings");
     if (!D.alignment.aligned) warn.appendChild(el("p", "warn", "⚠ Columns ran different suite versions (" + D.alignment.suite_shas.join(", ") + "); compare with care."));
-    var stale = cols.filter(function (c) { return c.stale; }), empty = cols.filter(function (c) { return !c.hasData; });
+    var stale = cols.filter(function (c) { return c.stale; }), empty = cols.filter(function (c) { return !c.hasData && c.shipped; });
     if (stale.length) warn.appendChild(el("p", "warn", "⚠ STALE: " + stale.map(function (c) { return c.name + " (" + fmtAge(c.ageHours) + " old)"; }).join(", ") + "; older than " + D.stale_after_hours + " h."));
     if (empty.length) warn.appendChild(el("p", "warn", "NO DATA: " + empty.map(function (c) { return c.name + " (" + (c.error || "no test results") + ")"; }).join(", ") + ". These columns are left out of every score."));
     D.input_errors.forEach(function (e) { warn.appendChild(el("p", "warn bad", "Input not read: " + e)); });
