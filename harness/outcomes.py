@@ -3,7 +3,7 @@ test from its attempts, and the feature x column roll-up.
 
 Every rule about what a result *means* lives here, so ingest, merge, render and gate agree.
 Sources (the cell's event log, JUnit of any dialect, the crash evidence) are first turned
-into `Attempt`s by harness/attempts.py; `decide()` is the only place an outcome is chosen.
+into `Attempt`s by harness/merge/attempts.py; `decide()` is the only place an outcome is chosen.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from harness.cli import main
-from harness.matrix import merge_cell_dirs, write_matrix
+from harness.merge.combine import merge_cell_dirs, write_matrix
 from harness.model import Matrix
-from harness.render.badge import GREY, badge_svg, badges, colour_for, column_badge, matrix_badge
+from harness.publish.render.badge import GREY, badge_svg, badges, colour_for, column_badge, matrix_badge
 from tests.publishing_cells import real_cells
 
 SVG = "{http://www.w3.org/2000/svg}"

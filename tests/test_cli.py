@@ -127,7 +127,7 @@ def test_each_verb_has_help(verb):
 
 
 def test_planned_cells_without_results_are_no_data_columns(sample_suite, tmp_path):
-    from harness.matrix import MISSING_CELL_ERROR, validate_matrix
+    from harness.merge.combine import MISSING_CELL_ERROR, validate_matrix
     from tests.cellfactory import run_sample_cell
 
     cell = run_sample_cell(sample_suite(SAMPLE), tmp_path / "results", cell_id="cpu").cell_dir

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.library_check import dependency_closure
+from harness.run.library_check import dependency_closure
 
 REPO = Path(__file__).resolve().parent.parent
 PROOF = REPO / "tools" / "device-proof.sh"

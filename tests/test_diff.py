@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.diff import ChangeKind, classify, diff_matrices, regressions
 from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome
-from harness.render.diffmd import render_diff_markdown
+from harness.publish.diff import ChangeKind, classify, diff_matrices, regressions
+from harness.publish.render.diffmd import render_diff_markdown
 from tests.publishing_cells import REGRESSED, write_base_and_new
 
 

@@ -1,4 +1,4 @@
-"""harness/docker_engine.py: an engine that does not answer gives one line that says how to fix it."""
+"""harness/run/docker_engine.py: an engine that does not answer gives one line that says how to fix it."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import docker_engine
 from harness.errors import DockerUnavailableError
+from harness.run import docker_engine
 
 REPO = Path(__file__).resolve().parent.parent
 

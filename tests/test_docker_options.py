@@ -1,4 +1,4 @@
-"""harness/docker_options.py: the docker options each backend gets, derived from the registry,
+"""harness/run/docker_options.py: the docker options each backend gets, derived from the registry,
 and the containment every container keeps (no engine needed). The real runs are in tests/docker/."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import docker_options
 from harness.registry import load_registry
+from harness.run import docker_options
 
 GIDS = {"video": 44, "render": 992}
 

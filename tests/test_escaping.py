@@ -12,11 +12,11 @@ from html.parser import HTMLParser
 import pytest
 from markdown_it import MarkdownIt
 
-from harness.diff import diff_matrices
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
-from harness.render.diffmd import render_diff_markdown
-from harness.render.markdown import render_markdown
+from harness.publish.diff import diff_matrices
+from harness.publish.render.diffmd import render_diff_markdown
+from harness.publish.render.markdown import render_markdown
 from tests.cellfactory import run_sample_cell, write_suite
 
 HOSTILE = "a|b ``tick`` <script>alert(1)</script> *bold* [link](http://x) &amp;"

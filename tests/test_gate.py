@@ -7,9 +7,9 @@ import pytest
 
 from harness.cli import main
 from harness.errors import UsageError
-from harness.gate import evaluate_gate
-from harness.matrix import merge_cell_dirs, validate_matrix, write_matrix
+from harness.merge.combine import merge_cell_dirs, validate_matrix, write_matrix
 from harness.model import Matrix
+from harness.publish.gate import evaluate_gate
 from tests.publishing_cells import REGRESSED, real_cells
 
 

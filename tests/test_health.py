@@ -1,13 +1,13 @@
-"""harness/health.py: what a runner lacks, said in one line with what is missing, that nothing ran,
+"""harness/run/health.py: what a runner lacks, said in one line with what is missing, that nothing ran,
 and the fix; the probe's verdict comes from harness/torch_build.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness import health
-from harness.launcher import Completed
 from harness.registry import get_backend
+from harness.run import health
+from harness.run.launcher import Completed
 
 CPU_PROBE = {"torch": {"version": "2.13.0+cpu", "local_tag": "cpu"}, "build": "cpu", "accelerator": {}}
 CU130_NO_GPU = {
@@ -111,7 +111,7 @@ def test_a_device_build_without_its_device_runs_cpu_only_natively_unless_named()
 
 
 def test_cell_ids_name_the_torch_build() -> None:
-    from harness.execute import RunOptions, resolve_cell_id, torch_label
+    from harness.run.execute import RunOptions, resolve_cell_id, torch_label
 
     cu130, rocm = get_backend("cu130"), get_backend("rocm")
     assert torch_label("2.14.1+cu130", cu130) == "2.14.1"

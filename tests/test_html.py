@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.matrix import merge_cell_dirs, validate_matrix, write_matrix
+from harness.merge.combine import merge_cell_dirs, validate_matrix, write_matrix
 from harness.model import Matrix
-from harness.render.html import render_html
+from harness.publish.render.html import render_html
 from tests.conftest import in_ci
 from tests.publishing_cells import MARKUP_TEST, REGRESSED, real_cells
 

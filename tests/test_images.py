@@ -1,4 +1,4 @@
-"""harness/images.py without an engine: build inputs from the registry, the content-hash tag, the
+"""harness/run/images.py without an engine: build inputs from the registry, the content-hash tag, the
 build context, and the refusals (credentials, bad wheelhouse, bad CA bundle)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import images
 from harness.errors import UsageError
 from harness.registry import host_libraries, load_registry
+from harness.run import images
 
 CA = Path(__file__).parent / "docker" / "data" / "test-proxy-ca.crt"
 

@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from harness.matrix import merge_cell_dirs, validate_matrix
+from harness.merge.combine import merge_cell_dirs, validate_matrix
 from tests.cellfactory import REPO, run_sample_cell
 
 

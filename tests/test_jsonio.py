@@ -56,7 +56,7 @@ def test_every_block_size_keeps_its_brackets_out(monkeypatch, stdlib, count):
 def test_page_data_cannot_end_its_script_element(monkeypatch, stdlib):
     """The page embeds its data in a <script>: no `<`, `>` or `&` is left raw, ints as keys
     are written as strings, and both codecs write the same text."""
-    from harness.render.html import json_for_script
+    from harness.publish.render.html import json_for_script
 
     data = {"t": ["</script><script>alert(1)</script>", "a & b", "é ✓"], "figures": {0: [1.5, 0.0025]}}
     fast = json_for_script(data)

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
-from harness.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
+from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 from tests.cellfactory import run_sample_cell, write_suite
 
 FILES = {

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from harness.cell import write_json_atomic
-from harness.matrix import load_matrix, merge_cell_dirs, validate_matrix, write_matrix
+from harness.merge.combine import load_matrix, merge_cell_dirs, validate_matrix, write_matrix
 from harness.outcomes import Outcome, Rollup, Scope
 from tests.cellfactory import run_sample_cell, write_suite
 
@@ -165,7 +165,7 @@ def test_a_worker_that_dies_loses_only_its_cell(cells, monkeypatch):
     input error; the cells its death took down with the pool are read again."""
     import os
 
-    from harness import matrix as matrix_module
+    from harness.merge import combine as matrix_module
 
     first, second, no_device = cells
     read = matrix_module._ingest

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.gate import evaluate_gate
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from harness.model import ColumnState, Matrix, validate_json
 from harness.outcomes import Rollup
+from harness.publish.gate import evaluate_gate
+from harness.publish.render.badge import badges
+from harness.publish.render.html import page_data
+from harness.publish.render.markdown import render_markdown
 from harness.registry import load_registry
-from harness.render.badge import badges
-from harness.render.html import page_data
-from harness.render.markdown import render_markdown
 
 CELLS = Path(__file__).resolve().parent / "data" / "cells"
 PLACEHOLDER = "cu126-2.15-cpu-only-not-shipped"

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.cellplugin import PLUGIN_DIR
-from harness.execute import RunOptions, resolve_workers, run_env
-from harness.launcher import NativeLauncher
 from harness.registry import get_backend
+from harness.run.cellplugin import PLUGIN_DIR
+from harness.run.execute import RunOptions, resolve_workers, run_env
+from harness.run.launcher import NativeLauncher
 
 FOUR_DEVICES = {"accelerator": {"available": True, "type": "cuda", "count": 4}}
 

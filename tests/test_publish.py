@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.history import append_run, load_history
 from harness.model import Matrix
-from harness.render.markdown import GITHUB_SUMMARY_LIMIT
+from harness.publish.history import append_run, load_history
+from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT
 from tests.publishing_cells import write_base_and_new
 
 

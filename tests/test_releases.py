@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.diff import diff_matrices, release_pairs
-from harness.gate import evaluate_gate
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.outcomes import Rollup, SkipClass
-from harness.render.badge import badges
-from harness.render.html import page_data
-from harness.render.markdown import render_markdown
+from harness.publish.diff import diff_matrices, release_pairs
+from harness.publish.gate import evaluate_gate
+from harness.publish.render.badge import badges
+from harness.publish.render.html import page_data
+from harness.publish.render.markdown import render_markdown
 from tests.publishing_cells import REGRESSED, real_cells
 
 CELLS = Path(__file__).resolve().parent / "data" / "cells"

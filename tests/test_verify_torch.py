@@ -1,4 +1,4 @@
-"""harness/verify_torch.py: the image check, run for real against this machine's torch (a +cpu build).
+"""harness/run/verify_torch.py: the image check, run for real against this machine's torch (a +cpu build).
 The build rule itself is tested in tests/test_torch_build.py, the library check in
 tests/test_library_check.py; a real cu130 image and a broken cu130 wheelhouse in tests/docker/."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import verify_torch
 from harness.registry import load_registry
+from harness.run import verify_torch
 
 SCRIPT = Path(verify_torch.__file__)
 
@@ -72,6 +72,6 @@ def test_the_verifier_runs_standalone_as_it_does_in_an_image(tmp_path: Path) -> 
 
 
 def test_importing_the_verifier_imports_no_torch() -> None:
-    code = "import sys; import harness.verify_torch; print('torch' in sys.modules)"
+    code = "import sys; import harness.run.verify_torch; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "False"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness import images
+from harness.run import images
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.matrix import load_matrix
-from harness.render.badge import badges
+from harness.merge.combine import load_matrix
+from harness.publish.render.badge import badges
 
 HELP = "write SVG badges (one per backend column and one for the matrix) into a folder"
 

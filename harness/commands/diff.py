@@ -7,10 +7,10 @@ from pathlib import Path
 
 from harness import jsonio
 from harness.commands._output import emit
-from harness.diff import build_pairs, diff_matrices, release_pairs
 from harness.errors import UsageError
-from harness.matrix import load_matrix
-from harness.render.diffmd import render_diff_markdown
+from harness.merge.combine import load_matrix
+from harness.publish.diff import build_pairs, diff_matrices, release_pairs
+from harness.publish.render.diffmd import render_diff_markdown
 
 HELP = "compare two matrices, or the torch builds of one: newly failing/passing/skipped, per feature (md or json)"
 

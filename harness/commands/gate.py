@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from harness.errors import GateFailedError
-from harness.gate import evaluate_gate
-from harness.matrix import load_matrix
+from harness.merge.combine import load_matrix
+from harness.publish.gate import evaluate_gate
 
 HELP = "exit 1 on failures, on new regressions against a baseline, or on NO DATA columns"
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.importjunit import ImportSpec, import_junit
-from harness.ingest import ingest_cell
+from harness.merge.importjunit import ImportSpec, import_junit
+from harness.merge.ingest import ingest_cell
 from harness.model import UNASSIGNED
 
 HELP = "turn bare JUnit files (another CI's, a vendor's) into a cell, with the backend and build you state"

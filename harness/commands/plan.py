@@ -7,7 +7,7 @@ import json
 import sys
 
 from harness.commands._args import backend_selector
-from harness.plan import github_matrix, make_plan, table
+from harness.run.plan import github_matrix, make_plan, table
 
 HELP = "list the cells to run, e.g. as the GitHub Actions matrix (--format github)"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from harness import docker_engine
 from harness.errors import UsageError
-from harness.prune import ENV_BUDGET, HARNESS_LABEL, describe, parse_size, prune
+from harness.run import docker_engine
+from harness.run.prune import ENV_BUDGET, HARNESS_LABEL, describe, parse_size, prune
 
 HELP = "remove the harness's own old images beyond a disk budget, newest kept, never one a container uses"
 

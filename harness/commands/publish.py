@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.matrix import load_matrix
-from harness.render import DEFAULT_STALE_AFTER_HOURS
+from harness.merge.combine import load_matrix
+from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 
 HELP = "write a static site (index.html, matrix.json, badges/, history/) and the GitHub job summary"
 
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.stale_after <= 0:
         raise UsageError("--stale-after must be a positive number of hours")
-    from harness.publish import publish  # the page renderer (Jinja2) only when publishing
+    from harness.publish.site import publish  # the page renderer (Jinja2) only when publishing
 
     matrix = load_matrix(args.matrix)
     done = publish(

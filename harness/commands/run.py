@@ -16,9 +16,9 @@ from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
-from harness.execute import CellOutcome, RunOptions, run_cell
-from harness.matrix import merge_cell_dirs, write_matrix
-from harness.render.markdown import render_markdown
+from harness.merge.combine import merge_cell_dirs, write_matrix
+from harness.publish.render.markdown import render_markdown
+from harness.run.execute import CellOutcome, RunOptions, run_cell
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
 
@@ -101,8 +101,8 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     containerized = args.container or (args.backend is not None and not args.native)
     if not containerized:
         return run_cell(opts)
-    from harness import container  # Docker SDK only when a container is wanted
-    from harness.oci_container import keep_requested
+    from harness.run import container  # Docker SDK only when a container is wanted
+    from harness.run.oci_container import keep_requested
 
     build = spec_from_args(args, args.backend) if args.backend and not args.image else None
     settings = container.ContainerSettings(

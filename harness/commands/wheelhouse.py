@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness import images, wheelhouse
 from harness.commands._args import BACKEND_HELP, backend_id
+from harness.run import images, wheelhouse
 
 HELP = "download the wheels an offline image build of one backend needs"
 

@@ -15,11 +15,17 @@ from typing import Any
 import pytest
 
 from harness.cell import read_manifest
-from harness.container import CELL_LABEL, ContainerLauncher, ContainerSettings, leftover_containers, run_containerized
-from harness.execute import CellOutcome, RunOptions, run_cell
-from harness.ingest import ingest_cell
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
+from harness.merge.ingest import ingest_cell
 from harness.registry import get_backend
+from harness.run.container import (
+    CELL_LABEL,
+    ContainerLauncher,
+    ContainerSettings,
+    leftover_containers,
+    run_containerized,
+)
+from harness.run.execute import CellOutcome, RunOptions, run_cell
 from tests.docker.conftest import REPO, cell_id, harness_cli, only_cell_dir, passed_tests, started_tests, wait_for
 
 SLOW_SUITE = {
@@ -215,7 +221,7 @@ def test_health_gate_inside_the_container(
     the probe inside the container finds a CPU build and no device, so the cell is an
     infrastructure error (NO DATA), never red tests. The device flags are the cpu backend's,
     because this host has no GPU runtime to pass; everything else is the real container path."""
-    from harness import images
+    from harness.run import images
 
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
     opts = RunOptions(

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell import read_manifest
-from harness.container import ContainerSettings, run_containerized
-from harness.execute import RunOptions
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
+from harness.run.container import ContainerSettings, run_containerized
+from harness.run.execute import RunOptions
 from tests.docker.conftest import PER_FEATURE_SUBSET, REPO, cell_id, harness_cli, only_cell_dir
 
 FEATURES = ("graphs", "linalg", "export", "hub", "sparsity")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness import image_build, images
+from harness.run import image_build, images
 from tests.docker.conftest import (
     CUBLAS_LIBRARY,
     CUDNN_LIBRARY,

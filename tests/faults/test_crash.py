@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from tests.cellfactory import write_suite
 from tests.faults.conftest import column_of, results_of, run_fault_cell
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.cell import read_manifest
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from tests.cellfactory import write_suite
 from tests.faults.conftest import REPO, column_of, results_of, run_fault_cell
 

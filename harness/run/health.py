@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from harness.launcher import Launcher
 from harness.registry import Backend
+from harness.run.launcher import Launcher
 from harness.torch_build import TorchFacts, mismatches
 
 PROBE_SCRIPT: Final = "_support/probe.py"

@@ -1,7 +1,7 @@
 """The quality gate: does a matrix meet the chosen failure conditions, per backend?
 
 Conditions: any failing test (`any_failure`), new regressions against a baseline
-(`new_regressions`, see harness/diff.py for what counts), a selected column with NO DATA
+(`new_regressions`, see harness/publish/diff.py for what counts), a selected column with NO DATA
 (`no_data`). The gate returns its reasons; the caller turns "any reason" into exit 1.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.diff import diff_matrices, regressions
 from harness.errors import UsageError
 from harness.model import Column, ColumnState, Matrix
+from harness.publish.diff import diff_matrices, regressions
 
 
 @dataclass

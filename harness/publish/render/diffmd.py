@@ -1,14 +1,14 @@
-"""Markdown for a diff report (harness/diff.py): per column pair, features whose state moved,
+"""Markdown for a diff report (harness/publish/diff.py): per column pair, features whose state moved,
 then the tests by kind of change."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from harness.diff import ChangeKind, ColumnDiff, DiffReport
 from harness.outcomes import BAD
-from harness.render.markdown import state_label
-from harness.render.mdtext import code, text
+from harness.publish.diff import ChangeKind, ColumnDiff, DiffReport
+from harness.publish.render.markdown import state_label
+from harness.publish.render.mdtext import code, text
 
 _TITLES: Final = {
     ChangeKind.NEWLY_FAILING: "Newly failing",

@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from harness.junit import JUnitCase, JUnitRead
+from harness.merge.junit import JUnitCase, JUnitRead
 
 PYTEST_ROOT_NAMES: Final = frozenset({"pytest tests"})
 PYTEST_SUITE_NAMES: Final = frozenset({"pytest"})

@@ -19,9 +19,9 @@ from typing import Any
 from harness import __version__
 from harness.cell import CellDir, CellStatus, github_context, new_run_id, utc_now, valid_cell_id
 from harness.errors import InputError, UsageError
-from harness.featuremap import FeatureMap, load_feature_map
-from harness.ingest import FEATURE_MAP, JUNIT_DIR
-from harness.junit import JUnitRead, iter_junit
+from harness.merge.featuremap import FeatureMap, load_feature_map
+from harness.merge.ingest import FEATURE_MAP, JUNIT_DIR
+from harness.merge.junit import JUnitRead, iter_junit
 from harness.registry import load_registry
 
 MANIFEST_VERSION = 1

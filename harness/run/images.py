@@ -1,5 +1,5 @@
 """Backend images, planned: build inputs from the registry, a tag that is the hash of those
-inputs, the build context and the labels. No engine is touched here (harness/image_build.py
+inputs, the build context and the labels. No engine is touched here (harness/run/image_build.py
 builds the plan through the Docker SDK).
 
 Every backend builds dockerfiles/Dockerfile (the shared recipe); a backend whose build kind has
@@ -28,11 +28,16 @@ from urllib.parse import urlsplit, urlunsplit
 from harness.errors import UsageError
 from harness.registry import Backend, get_backend, host_libraries, load_registry
 
-REPO_DIR: Final = Path(__file__).resolve().parent.parent
+REPO_DIR: Final = Path(__file__).resolve().parents[2]
 DOCKERFILES_DIR: Final = Path(os.environ.get("HARNESS_DOCKERFILES") or REPO_DIR / "dockerfiles")
-HARNESS_DIR: Final = Path(__file__).resolve().parent
-# The image verifier and the two stdlib-only modules it needs, copied into every image.
-VERIFIER_FILES: Final = ("verify_torch.py", "torch_build.py", "library_check.py")
+HARNESS_DIR: Final = Path(__file__).resolve().parents[1]
+# The image verifier and the two stdlib-only modules it needs, copied into every image (flat, beside
+# each other: in an image there is no harness package).
+VERIFIER_FILES: Final = {
+    "verify_torch.py": HARNESS_DIR / "run" / "verify_torch.py",
+    "torch_build.py": HARNESS_DIR / "torch_build.py",
+    "library_check.py": HARNESS_DIR / "run" / "library_check.py",
+}
 INSTALL_SCRIPT: Final = "install-venv.sh"
 HOST_LIBRARIES_FILE: Final = "host-libraries.json"
 COMMON_DOCKERFILE: Final = "Dockerfile"
@@ -44,7 +49,7 @@ DEFAULT_PYTHON: Final = "python3"
 DEFAULT_UID: Final = 1000
 # numpy: torch warns on every import without it, and the suites compare against it.
 TEST_PACKAGES: Final = ("pytest", "pytest-xdist", "numpy")
-# How harness/image_build.py turns a plan into an image; part of the tag, so a change of procedure
+# How harness/run/image_build.py turns a plan into an image; part of the tag, so a change of procedure
 # (where a wheelhouse is mounted, what is cleaned) is a new image, not a reused one.
 BUILD_PROCEDURE: Final = 2
 BUILD_TIMEOUT: Final = 6 * 3600  # seconds of silence a build step may have (pip installing a 3 GB wheel)
@@ -239,7 +244,7 @@ def context_files(spec: BuildSpec) -> dict[str, Path]:
     if not common.is_file():
         raise UsageError(f"{common} not found", hint="run from a checkout of the harness, or set HARNESS_DOCKERFILES")
     files = {COMMON_DOCKERFILE: common, INSTALL_SCRIPT: DOCKERFILES_DIR / INSTALL_SCRIPT}
-    files.update({name: HARNESS_DIR / name for name in VERIFIER_FILES})
+    files.update(VERIFIER_FILES)
     layer = layer_dockerfile(spec.backend)
     if layer:
         files[layer] = DOCKERFILES_DIR / layer

@@ -4,7 +4,7 @@ Sources, in order of trust: events.jsonl (incremental, survives crashes), the JU
 (junit.xml, or the imported files under junit/), collected.json (the plan: what never ran is
 `not-run`), the faults-*.log files (the signal that killed a process) and the manifest (how
 the run ended). Each source is read once, as a stream, and turned into attempts
-(harness/attempts.py); outcomes.decide() judges every test from its attempts. Memory grows
+(harness/merge/attempts.py); outcomes.decide() judges every test from its attempts. Memory grows
 with the number of tests, never with the bytes of output in the files: texts are capped as
 they are read. Every count is recomputed from these records; suite counters in XML are
 never read.
@@ -21,13 +21,13 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
-from harness import attempts as normalise
 from harness import jsonio
 from harness.cell import CellDir, CellStatus, read_manifest
 from harness.errors import InputError
-from harness.featuremap import FeatureMap, load_feature_map
-from harness.identity import IdentityRules
-from harness.junit import JUnitRead, iter_junit
+from harness.merge import attempts as normalise
+from harness.merge.featuremap import FeatureMap, load_feature_map
+from harness.merge.identity import IdentityRules
+from harness.merge.junit import JUnitRead, iter_junit
 from harness.model import UNASSIGNED, TestResult
 from harness.outcomes import Attempt, Outcome, Phase, Scope, Status, decide, trim
 

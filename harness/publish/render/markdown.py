@@ -9,8 +9,8 @@ from typing import Final
 
 from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix
 from harness.outcomes import OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
-from harness.render import figures as figs
-from harness.render.mdtext import code, first_line, link, text
+from harness.publish.render import figures as figs
+from harness.publish.render.mdtext import code, first_line, link, text
 
 GITHUB_SUMMARY_LIMIT: Final = 1024 * 1024
 _PROBLEMS: Final = (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT, Outcome.CRASHED)

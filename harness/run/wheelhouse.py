@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from harness import images
 from harness.errors import InfrastructureError, UsageError
 from harness.registry import Backend, get_backend
+from harness.run import images
 from harness.torch_build import TorchFacts, build_of, mismatches
 
 PYPI: Final = "https://pypi.org/simple"

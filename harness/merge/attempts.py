@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from harness.identity import is_jest_suite_failure
-from harness.junit import JUnitCase, JUnitResult
+from harness.merge.identity import is_jest_suite_failure
+from harness.merge.junit import JUnitCase, JUnitResult
 from harness.outcomes import Attempt, Phase, Status
 
 STRICT_XPASS: Final = "[XPASS(strict)]"

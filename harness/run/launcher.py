@@ -1,5 +1,5 @@
 """How a cell's commands get executed: natively (this module) or in a container
-(harness/container.py). execute.py drives either through the same small protocol."""
+(harness/run/container.py). execute.py drives either through the same small protocol."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from harness.cellplugin import PLUGIN_DIR
+from harness.run.cellplugin import PLUGIN_DIR
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from harness import jsonio
-from harness.diff import diff_columns, release_pairs
 from harness.model import Column, Matrix, TestResult
 from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup, Scope
-from harness.render import DEFAULT_STALE_AFTER_HOURS
-from harness.render.figures import feature_figures, figure_row
+from harness.publish.diff import diff_columns, release_pairs
+from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
+from harness.publish.render.figures import feature_figures, figure_row
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
 TRACE_CAP: Final = 4_000
@@ -297,16 +297,16 @@ def render_html(
     title: str = "PyTorch compatibility matrix",
 ) -> str:
     """One self-contained HTML page for the matrix (and its trend, when history is given)."""
-    script = _asset("matrix.js")
+    script = _asset("page.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     return (
         _environment()
-        .get_template("matrix.html.j2")
+        .get_template("page.html.j2")
         .render(
             title=title,
             generated_at=matrix.generated_at,
             csp=f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'",
-            style=Markup(_asset("matrix.css")),
+            style=Markup(_asset("page.css")),
             script=Markup(script),
             data=Markup(json_for_script(page_data(matrix, history, stale_after_hours))),
         )

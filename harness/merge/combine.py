@@ -28,7 +28,8 @@ from typing import Any, Final
 from harness import __version__, gcpause
 from harness.cell import CellStatus, read_manifest, utc_now
 from harness.errors import HarnessError, InputError
-from harness.ingest import CellResult, ingest_cell
+from harness.merge.ingest import CellResult, ingest_cell
+from harness.merge.reproduce import column_command
 from harness.model import (
     SCHEMA_VERSION,
     UNASSIGNED,
@@ -49,7 +50,6 @@ from harness.model import (
 )
 from harness.outcomes import GOOD, Outcome, Rollup, Scope, SkipClass, rollup_counts
 from harness.registry import LEGACY_IDS, load_registry
-from harness.reproduce import column_command
 from harness.torch_build import version_sort_key
 
 MISSING_CELL_ERROR: Final = (

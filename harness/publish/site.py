@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history import append_run, load_history
-from harness.matrix import write_matrix
+from harness.merge.combine import write_matrix
 from harness.model import Matrix
-from harness.render.badge import badges
-from harness.render.html import DEFAULT_STALE_AFTER_HOURS, render_html
-from harness.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
+from harness.publish.history import append_run, load_history
+from harness.publish.render.badge import badges
+from harness.publish.render.html import DEFAULT_STALE_AFTER_HOURS, render_html
+from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 
 _SUMMARY_NOTE_RESERVE = 512  # bytes kept free for the "no room" note
 

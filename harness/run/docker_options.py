@@ -1,6 +1,6 @@
 """What a container of a backend gets, as pure functions of the registry entry: device flags,
 groups, environment, mounts and the containment every test container keeps. No engine is
-touched here (harness/container.py creates the containers).
+touched here (harness/run/container.py creates the containers).
 
 Containment: a non-root user, no network, no added privileges or capabilities, only the device
 nodes the backend needs, the suites and the cell plugin mounted read-only and the cell dir
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from harness.cellplugin import PLUGIN_DIR
 from harness.registry import Backend
+from harness.run.cellplugin import PLUGIN_DIR
 
 CONTAINER_PYTHON: Final = "/opt/venv/bin/python"
 CONTAINER_SUITES: Final = "/suites"

@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell import CellDir, CellStatus, default_cell_id, new_manifest, redact_env, utc_now
-from harness.cellplugin import PLUGIN_NAME
 from harness.errors import (
     InfrastructureError,
     InterruptedRunError,
     UsageError,
 )
-from harness.health import CPU_ONLY, cpu_only_reason, health_check_problem, health_problems, preflight, probe
-from harness.launcher import Launcher, NativeLauncher
-from harness.progress import ProgressReporter
 from harness.registry import Backend, backend_for_probe, get_backend
+from harness.run.cellplugin import PLUGIN_NAME
+from harness.run.health import CPU_ONLY, cpu_only_reason, health_check_problem, health_problems, preflight, probe
+from harness.run.launcher import Launcher, NativeLauncher
+from harness.run.progress import ProgressReporter
 
 HARD_TIMEOUT_GRACE = 60.0
 
@@ -92,7 +92,7 @@ def resolve_cell_id(opts: RunOptions, backend: Backend, torch: str | None = None
 
 def no_torch(python: str, env_probe: dict[str, Any]) -> InfrastructureError:
     """torch does not import in the interpreter that would run the suites: say so, and how to install it here."""
-    from harness.doctor import install_advice  # reads this host's GPUs only when it must
+    from harness.run.doctor import install_advice  # reads this host's GPUs only when it must
 
     errors = [e for e in env_probe.get("errors") or [] if e.startswith("import torch")]
     why = f" ({errors[0].split(': ', 1)[-1]})" if errors else ""
