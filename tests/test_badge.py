@@ -5,7 +5,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from harness.cli import main
-from harness.merge.combine import merge_cell_dirs, write_matrix
+from harness.matrix_json import write_matrix
+from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.publish.render.badge import GREY, badge_svg, badges, colour_for, column_badge, matrix_badge
 from tests.publishing_cells import real_cells

@@ -43,14 +43,21 @@ def test_backends_table_lists_the_registry():
         "cpu",
         "cu126",
         "cu130",
-        "rocm",
+        "cu132",
+        "rocm7.2",
+        "rocm7.14",
         "xpu",
-        "https://download.pytorch.org/whl/rocm7.2",
+        "https://download.pytorch.org/whl/rocm7.14",
         "--device /dev/kfd",
     ):
         assert token in done.stdout
+    release = next(line for line in done.stdout.splitlines() if line.startswith("2.15 (current)"))
+    assert "cu132" in done.stdout.split("RELEASE")[1].splitlines()[0] and "stable" in release
     as_json = json.loads(harness("backends", "--format", "json").stdout)
-    assert as_json["cu126"]["wheel_index"].endswith("/cu126")
+    assert as_json["variants"]["cu132"]["wheel_index"].endswith("/cu132")
+    assert (
+        as_json["releases"]["2.15"]["pypi_default"] == "cu132" and "cu126" not in as_json["releases"]["2.15"]["builds"]
+    )
 
 
 def test_help_lists_every_verb():
@@ -127,7 +134,8 @@ def test_each_verb_has_help(verb):
 
 
 def test_planned_cells_without_results_are_no_data_columns(sample_suite, tmp_path):
-    from harness.merge.combine import MISSING_CELL_ERROR, validate_matrix
+    from harness.matrix_json import validate_matrix
+    from harness.merge.combine import MISSING_CELL_ERROR
     from tests.cellfactory import run_sample_cell
 
     cell = run_sample_cell(sample_suite(SAMPLE), tmp_path / "results", cell_id="cpu").cell_dir

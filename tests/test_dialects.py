@@ -38,6 +38,7 @@ from typing import Any
 
 import pytest
 
+from harness.matrix_json import load_matrix
 from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome, SkipClass
 from tests.conftest import REPO, in_ci
@@ -568,7 +569,7 @@ def import_and_merge(root: Path, sets: Iterable[tuple[str, list[Path]]]) -> Matr
         cells.append(done.stdout.strip().splitlines()[-1])
     out = root / "matrix.json"
     harness("merge", *cells, "-o", str(out))
-    return Matrix.load(out)
+    return load_matrix(out)
 
 
 @pytest.fixture(scope="module")

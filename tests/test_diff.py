@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.matrix_json import load_matrix
 from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome
 from harness.publish.diff import ChangeKind, classify, diff_matrices, regressions
@@ -19,7 +20,7 @@ def matrices(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _load(path: Path) -> Matrix:
-    return Matrix.load(path)
+    return load_matrix(path)
 
 
 def test_diff_between_real_runs_names_each_change(matrices) -> None:

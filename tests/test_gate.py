@@ -7,7 +7,8 @@ import pytest
 
 from harness.cli import main
 from harness.errors import UsageError
-from harness.merge.combine import merge_cell_dirs, validate_matrix, write_matrix
+from harness.matrix_json import load_matrix, validate_matrix, write_matrix
+from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.publish.gate import evaluate_gate
 from tests.publishing_cells import REGRESSED, real_cells
@@ -90,4 +91,4 @@ def test_bad_input_and_usage(files, tmp_path: Path, capsys) -> None:
     assert main(["gate", str(files["new"]), "--new-regressions"]) == 2
     assert "--baseline" in capsys.readouterr().err
     with pytest.raises(UsageError):
-        evaluate_gate(Matrix.load(files["new"]))
+        evaluate_gate(load_matrix(files["new"]))

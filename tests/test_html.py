@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.merge.combine import merge_cell_dirs, validate_matrix, write_matrix
+from harness.matrix_json import validate_matrix, write_matrix
+from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.publish.render.html import render_html
 from tests.conftest import in_ci

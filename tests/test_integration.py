@@ -9,7 +9,8 @@ import tomllib
 
 import pytest
 
-from harness.merge.combine import merge_cell_dirs, validate_matrix
+from harness.matrix_json import validate_matrix
+from harness.merge.combine import merge_cell_dirs
 from tests.cellfactory import REPO, run_sample_cell
 
 

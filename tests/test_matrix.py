@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from harness.cell import write_json_atomic
-from harness.merge.combine import load_matrix, merge_cell_dirs, validate_matrix, write_matrix
+from harness.matrix_json import load_matrix, validate_matrix, write_matrix
+from harness.merge.combine import merge_cell_dirs
 from harness.outcomes import Outcome, Rollup, Scope
 from tests.cellfactory import run_sample_cell, write_suite
 
@@ -214,7 +215,7 @@ def test_matrix_json_is_the_same_without_orjson(cells, tmp_path, monkeypatch):
 def test_the_schema_row_is_what_the_fast_row_check_assumes():
     """validate_json passes rows that are plainly valid without the compiled schema: this pins
     the schema's row to what that check assumes (change both together)."""
-    from harness.model import SCHEMA_PATH
+    from harness.matrix_json import SCHEMA_PATH
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert schema["properties"]["tests"] == {"type": "array", "items": {"$ref": "#/$defs/test"}}

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.model import Matrix
+from harness.matrix_json import load_matrix
 from harness.publish.history import append_run, load_history
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT
 from tests.publishing_cells import write_base_and_new
@@ -61,9 +61,9 @@ def test_github_run_ids_name_history_entries(matrices, tmp_path: Path, monkeypat
     base, _ = matrices
     monkeypatch.setenv("GITHUB_RUN_ID", "4242")
     monkeypatch.setenv("GITHUB_RUN_ATTEMPT", "2")
-    entry = append_run(tmp_path / "history", Matrix.load(base))
+    entry = append_run(tmp_path / "history", load_matrix(base))
     assert entry is not None and entry.name.endswith("-gh4242-2.json")
-    assert append_run(tmp_path / "history", Matrix.load(base)) is None
+    assert append_run(tmp_path / "history", load_matrix(base)) is None
 
 
 def test_a_corrupt_history_entry_is_reported_and_skipped(matrices, tmp_path: Path, capsys) -> None:

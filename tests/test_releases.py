@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.outcomes import Rollup, SkipClass
@@ -123,6 +124,6 @@ def test_diff_releases_names_per_feature_changes(tmp_path: Path, capsys: pytest.
 
 def test_releases_needs_two_builds(matrix: Matrix, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / "m.json"
-    matrix.write(path)
+    write_matrix(matrix, path)
     assert main(["diff", str(path), "--releases", "--backend", "cpu"]) == 2
     assert "no backend in this matrix has two torch builds" in capsys.readouterr().err

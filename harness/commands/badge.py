@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.merge.combine import load_matrix
+from harness.matrix_json import load_matrix
 from harness.publish.render.badge import badges
 
 HELP = "write SVG badges (one per backend column and one for the matrix) into a folder"

@@ -8,7 +8,7 @@ from pathlib import Path
 from harness import jsonio
 from harness.commands._output import emit
 from harness.errors import UsageError
-from harness.merge.combine import load_matrix
+from harness.matrix_json import load_matrix
 from harness.publish.diff import build_pairs, diff_matrices, release_pairs
 from harness.publish.render.diffmd import render_diff_markdown
 

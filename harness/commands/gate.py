@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.errors import GateFailedError
-from harness.merge.combine import load_matrix
+from harness.matrix_json import load_matrix
 from harness.publish.gate import evaluate_gate
 
 HELP = "exit 1 on failures, on new regressions against a baseline, or on NO DATA columns"

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from harness.errors import InputError, UsageError
-from harness.merge.combine import merge_cell_dirs, write_matrix
+from harness.matrix_json import write_matrix
+from harness.merge.combine import merge_cell_dirs
 
 HELP = "merge cell dirs (or folders of them, e.g. downloaded artifacts) into matrix.json"
 

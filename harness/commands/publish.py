@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.merge.combine import load_matrix
+from harness.matrix_json import load_matrix
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 
 HELP = "write a static site (index.html, matrix.json, badges/, history/) and the GitHub job summary"

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness import jsonio
 from harness.commands._output import emit
 from harness.errors import UsageError
-from harness.merge.combine import load_matrix
+from harness.matrix_json import load_matrix
 from harness.model import Matrix
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 

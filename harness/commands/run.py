@@ -16,7 +16,8 @@ from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
-from harness.merge.combine import merge_cell_dirs, write_matrix
+from harness.matrix_json import write_matrix
+from harness.merge.combine import merge_cell_dirs
 from harness.publish.render.markdown import render_markdown
 from harness.run.execute import CellOutcome, RunOptions, run_cell
 

@@ -28,6 +28,7 @@ from typing import Any, Final
 from harness import __version__, gcpause
 from harness.cell import CellStatus, read_manifest, utc_now
 from harness.errors import HarnessError, InputError
+from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
 from harness.merge.ingest import CellResult, ingest_cell
 from harness.merge.reproduce import column_command
 from harness.model import (
@@ -46,7 +47,6 @@ from harness.model import (
     Score,
     TestResult,
     TestRow,
-    validate_json,
 )
 from harness.outcomes import GOOD, Outcome, Rollup, Scope, SkipClass, rollup_counts
 from harness.registry import LEGACY_IDS, load_registry
@@ -605,17 +605,3 @@ def _merge(paths: Iterable[Path], expected: Sequence[dict[str, Any]], jobs: int 
     for entry in missing_cells(expected, present):
         builder.add_missing(entry)
     return builder.build(problems, notes)
-
-
-# -- matrix.json in and out ------------------------------------------------------------------
-def write_matrix(matrix: Matrix, path: Path) -> None:
-    matrix.write(Path(path))
-
-
-def load_matrix(path: Path) -> Matrix:
-    return Matrix.load(Path(path))
-
-
-def validate_matrix(matrix: Matrix | dict[str, Any]) -> None:
-    """Raise InputError when the matrix (model or JSON) does not match the published schema."""
-    validate_json(matrix.to_json() if isinstance(matrix, Matrix) else matrix)

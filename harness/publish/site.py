@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.merge.combine import write_matrix
+from harness.matrix_json import write_matrix
 from harness.model import Matrix
 from harness.publish.history import append_run, load_history
 from harness.publish.render.badge import badges

@@ -297,7 +297,7 @@ def render_html(
     title: str = "PyTorch compatibility matrix",
 ) -> str:
     """One self-contained HTML page for the matrix (and its trend, when history is given)."""
-    script = _asset("page.js")
+    script = _asset("page_script.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     return (
         _environment()
@@ -306,7 +306,7 @@ def render_html(
             title=title,
             generated_at=matrix.generated_at,
             csp=f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'",
-            style=Markup(_asset("page.css")),
+            style=Markup(_asset("page_style.css")),
             script=Markup(script),
             data=Markup(json_for_script(page_data(matrix, history, stale_after_hours))),
         )
