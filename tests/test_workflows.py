@@ -20,6 +20,7 @@ def _text(name: str) -> str:
     return (WORKFLOWS / name).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # runs actionlint
 def test_actionlint_passes_on_both_workflows() -> None:
     binary = shutil.which("actionlint")
     if binary is None:
@@ -32,6 +33,7 @@ def test_actionlint_passes_on_both_workflows() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow  # runs actionlint
 def test_actionlint_catches_a_broken_workflow(tmp_path: Path) -> None:
     binary = shutil.which("actionlint")
     if binary is None:

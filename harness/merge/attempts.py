@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
+from harness.merge.decide import Attempt, Phase, Status
 from harness.merge.identity import is_jest_suite_failure
 from harness.merge.junit import JUnitCase, JUnitResult
-from harness.outcomes import Attempt, Phase, Status
 
 STRICT_XPASS: Final = "[XPASS(strict)]"
 UNRECORDED_FAILURE: Final = "failed; retried by pytest-rerunfailures, which wrote no text of this attempt to junit.xml"

@@ -31,6 +31,7 @@ from harness.errors import HarnessError, InputError
 from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
 from harness.merge.ingest import CellResult, ingest_cell
 from harness.merge.reproduce import column_command
+from harness.merge.rollup import roll_up, roll_up_counted
 from harness.model import (
     SCHEMA_VERSION,
     UNASSIGNED,
@@ -48,7 +49,7 @@ from harness.model import (
     TestResult,
     TestRow,
 )
-from harness.outcomes import GOOD, Outcome, Rollup, Scope, SkipClass, rollup_counts
+from harness.outcomes import Outcome, Rollup, Scope
 from harness.registry import LEGACY_IDS, load_registry
 from harness.torch_build import version_sort_key
 
@@ -145,7 +146,7 @@ def _roll_cell(cell: CellResult) -> _Read:
             found = grouped[fid] = []
         found.append((by_id[key], count))
     ran = any(r.outcome is not Outcome.NOT_RUN for r in by_id.values())
-    rolled = {fid: _roll_up_counted(pairs, no_data=not ran) for fid, pairs in grouped.items()}
+    rolled = {fid: roll_up_counted(pairs, no_data=not ran) for fid, pairs in grouped.items()}
     return _Read(cell, rolled, ran)
 
 
@@ -525,51 +526,6 @@ def _backend_of(manifest: dict[str, Any]) -> str:
 def version_key(version: str | None) -> tuple[Any, ...]:
     """Sorts torch versions by release (2.13.0+cu130 before 2.15.0); unknown versions first."""
     return version_sort_key(version)
-
-
-def roll_up(results: Sequence[TestResult], *, no_data: bool = False) -> FeatureCell:
-    """One feature on one column. The state is judged on backend-scope tests; host-scope ones
-    decide only where a feature has nothing else; a measurement that worked is a figure, not a pass."""
-    return _roll_up_counted(((result, 1) for result in results), no_data=no_data)
-
-
-def _roll_up_counted(pairs: Iterable[tuple[TestResult, int]], *, no_data: bool = False) -> FeatureCell:
-    """roll_up() of (result, how many tests have it) pairs."""
-    counts: Counter[Outcome] = Counter()
-    skips: Counter[SkipClass] = Counter()
-    basis: dict[Scope, Counter[Outcome]] = {Scope.BACKEND: Counter(), Scope.HOST: Counter()}
-    unsupported = {Scope.BACKEND: 0, Scope.HOST: 0}
-    host = measurements = 0
-    for result, n in pairs:
-        outcome = result.outcome
-        if result.scope is Scope.MEASUREMENT and outcome in GOOD:
-            measurements += n
-            continue
-        counts[outcome] += n
-        scope = Scope.HOST if result.scope is Scope.HOST else Scope.BACKEND
-        basis[scope][outcome] += n
-        if scope is Scope.HOST:
-            host += n
-        if outcome is Outcome.SKIPPED:
-            skip_class = result.skip_class or SkipClass.UNCLASSIFIED
-            skips[skip_class] += n
-            if skip_class is SkipClass.UNSUPPORTED:
-                unsupported[scope] += n
-    judged_on = Scope.BACKEND if basis[Scope.BACKEND] else Scope.HOST
-    if no_data:
-        state = Rollup.NO_DATA
-    elif not counts and measurements:
-        state = Rollup.SUPPORTED  # only measurements, all of which ran
-    else:
-        state = rollup_counts(basis[judged_on], unsupported[judged_on])
-    host_unsupported = unsupported[Scope.HOST]
-    return FeatureCell(
-        state=state,
-        counts=dict(counts),
-        skips=dict(skips),
-        host_tests=host - host_unsupported if host else 0,
-        measurements=measurements,
-    )
 
 
 def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
@@ -25,11 +25,12 @@ from harness import jsonio
 from harness.cell import CellDir, CellStatus, read_manifest
 from harness.errors import InputError
 from harness.merge import attempts as normalise
+from harness.merge.decide import Attempt, Phase, Status, decide, trim
 from harness.merge.featuremap import FeatureMap, load_feature_map
 from harness.merge.identity import IdentityRules
 from harness.merge.junit import JUnitRead, iter_junit
 from harness.model import UNASSIGNED, TestResult
-from harness.outcomes import Attempt, Outcome, Phase, Scope, Status, decide, trim
+from harness.outcomes import Outcome, Scope
 
 EVENT_LINE_CAP: Final = 8 << 20  # bytes; the plugin's lines stay far below (texts trimmed to 32 KB)
 OUTPUT_CAP: Final = 4_000  # characters of captured output kept next to a failure
@@ -511,38 +512,30 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
         attempts = (normalise.pytest_run_attempts(test.runs) if test.grouped else test.runs[0]) + extra
     else:
         attempts = extra
-    decision = decide(attempts, signal=signal)
-    outcome = decision.outcome
+    result = decide(attempts, signal=signal)
+    outcome = result.outcome
     if test.user_properties:
         _add_properties(test, test.user_properties)
-    duration = _round_duration(decision.duration)
+    duration = _round_duration(result.duration)
     scope = test.scope or Scope.BACKEND
     plain = (
-        decision.message is None
-        and decision.trace is None
-        and decision.skip_class is None
-        and decision.attempts == 1
-        and not decision.extra_messages
-        and decision.signal is None
-        and decision.strict is None
+        result.message is None
+        and result.trace is None
+        and result.skip_class is None
+        and result.attempts == 1
+        and not result.extra_messages
+        and result.signal is None
+        and result.strict is None
         and not test.properties
     )
     if plain:
         return _shared(cache, outcome, duration, scope)
-    return TestResult(
-        outcome=outcome,
-        skip_class=decision.skip_class,
-        link=decision.link,
-        message=decision.message,
-        trace=decision.trace,
+    return replace(
+        result,
         output=test.output if outcome not in (Outcome.PASSED, Outcome.SKIPPED, Outcome.NOT_RUN) else None,
         duration=duration,
-        attempts=decision.attempts,
         properties=_parse_properties(test.properties),
         scope=scope,
-        strict=decision.strict,
-        signal=decision.signal,
-        extra_messages=tuple(decision.extra_messages),
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from harness.run.library_check import dependency_closure
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PROOF = REPO / "tools" / "device-proof.sh"
 SUBSET = "test_graph_api or test_svd or test_torchscript or test_hub_trust or test_sparse_format"
 
@@ -79,6 +79,7 @@ def test_device_proof_runs_from_one_command_without_network(tmp_path: Path) -> N
     assert not (REPO / "results").exists() or (REPO / "results").stat().st_mtime < out.stat().st_mtime
 
 
+@pytest.mark.slow  # runs tools/device-proof.sh
 def test_device_proof_without_torch_says_so_in_one_line(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
     done = subprocess.run(

@@ -131,6 +131,7 @@ def test_never_root_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
     assert docker_options.run_user(1000, rootless=True) == "0:0"
 
 
+@pytest.mark.slow  # imports the CLI in a fresh interpreter
 def test_the_cli_imports_neither_docker_nor_torch() -> None:
     """Container support costs nothing until a container is wanted (and torch never enters the harness)."""
     import subprocess
@@ -142,7 +143,7 @@ def test_the_cli_imports_neither_docker_nor_torch() -> None:
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
         capture_output=True,
         text=True,
         timeout=60,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOCKERFILES = sorted((REPO / "dockerfiles").glob("Dockerfile*"))
 
 
@@ -18,6 +18,7 @@ def test_there_is_one_shared_recipe_and_thin_layers() -> None:
     assert names == ["Dockerfile", "Dockerfile.rocm", "Dockerfile.xpu"]
 
 
+@pytest.mark.slow  # runs hadolint
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
 def test_hadolint_is_clean(dockerfile: Path) -> None:
     hadolint = shutil.which("hadolint")

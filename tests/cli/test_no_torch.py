@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.cellfactory import REPO
 
 CHECK = """
@@ -21,6 +23,7 @@ print("TORCH" if "torch" in sys.modules else "NO-TORCH")
 """
 
 
+@pytest.mark.slow  # imports every module in a fresh interpreter
 def test_importing_every_harness_module_leaves_torch_out():
     done = subprocess.run(
         [sys.executable, "-c", CHECK], cwd=REPO, capture_output=True, text=True, timeout=120, check=True

@@ -13,6 +13,7 @@ from harness.matrix_json import load_matrix, validate_matrix, write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.outcomes import Outcome, Rollup, Scope
 from tests.cellfactory import run_sample_cell, write_suite
+from tests.conftest import slow_fixture
 
 FILES = {
     "alpha/test_alpha.py": """
@@ -33,6 +34,7 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
+@slow_fixture("real pytest runs of a sample suite")
 def cells(tmp_path_factory):
     root = tmp_path_factory.mktemp("matrix")
     suites = write_suite(root / "suites", FILES)
@@ -42,6 +44,7 @@ def cells(tmp_path_factory):
     return first.cell_dir, second.cell_dir, no_device.cell_dir
 
 
+@pytest.mark.slow  # a real pytest run of a sample suite
 def test_a_test_only_some_columns_ran_has_only_their_results(cells, tmp_path):
     """A column whose suite has a test the others lack (and lacks one they have): its row holds
     that column's result alone, in whichever order the cells come."""
@@ -191,7 +194,7 @@ def test_json_round_trip_validates(cells, tmp_path):
     loaded = load_matrix(path).to_json()
     validate_matrix(loaded)
     assert loaded == matrix.to_json(), "matrix.json holds the model, all of it"
-    assert loaded["schema_version"] == "1.1"
+    assert loaded["schema_version"] == "1.2"
     assert loaded["alignment"]["aligned"] is True
     tests = {t["id"]: t for t in loaded["tests"]}
     assert tests["beta/test_beta.py::test_beta_fails"]["results"]["cpu-runner-a"]["message"].startswith(

@@ -297,7 +297,7 @@ def test_usable_at_5_columns_and_50000_tests(browser, site, tmp_path: Path, arti
 def test_release_view_and_rerun_commands(browser, tmp_path: Path, artifacts_dir: Path) -> None:
     """The committed real cells (torch 2.13.0 and 2.14.1 of the CUDA 13.0 build, run CPU-only, and the CPU
     build): the release view lays a backend's builds side by side; a test names its rerun command."""
-    cells = Path(__file__).resolve().parent / "data" / "cells"
+    cells = Path(__file__).resolve().parents[1] / "data" / "cells"
     matrix = merge_cell_dirs(sorted(p for p in cells.iterdir() if p.is_dir()))
     page_path = tmp_path / "releases.html"
     page_path.write_text(render_html(matrix), encoding="utf-8")

@@ -10,6 +10,7 @@ from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 from tests.cellfactory import run_sample_cell, write_suite
+from tests.conftest import slow_fixture
 
 FILES = {
     "alpha/test_alpha.py": """
@@ -30,6 +31,7 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
+@slow_fixture("real runs of a sample suite")
 def matrix(tmp_path_factory):
     root = tmp_path_factory.mktemp("md")
     suites = write_suite(root / "suites", FILES)
@@ -41,7 +43,7 @@ def matrix(tmp_path_factory):
 def test_table_has_symbols_words_and_columns(matrix):
     text = render_markdown(matrix)
     torch = matrix.column("cpu-md").environment.torch
-    assert f"| Feature | Since | CPU<br>`cpu-md`<br>torch {torch} | ROCm 7.2<br>`rocm-md` |" in text
+    assert f"| Feature | Since | CPU<br>`cpu-md`<br>torch {torch} | ROCm 7.14<br>`rocm-md` |" in text
     assert "| **Alpha feature** (`alpha`) | 2.11 | 🟡 partial<br>1 passed, 2 failed | ❔ NO DATA |" in text
     assert "🟡 partial" in text and "❔ NO DATA" in text
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.registry import get_backend
 from harness.run.cellplugin import PLUGIN_DIR
 from harness.run.execute import RunOptions, resolve_workers, run_env
@@ -43,6 +45,7 @@ def test_pinning_env_comes_from_the_registry(tmp_path):
     assert "COMPAT_PIN_VAR" not in run_env(launcher, get_backend("cu130"), opts, 1, FOUR_DEVICES)
 
 
+@pytest.mark.slow  # a real pytest run with xdist workers
 def test_each_worker_sees_its_own_device(tmp_path: Path):
     (tmp_path / "test_rec.py").write_text(RECORDER)
     cell = tmp_path / "cell"

@@ -12,6 +12,7 @@ import pytest
 
 from harness.registry import load_registry
 from harness.run import verify_torch
+from harness.run.images import VERIFIER_FILES
 
 SCRIPT = Path(verify_torch.__file__)
 
@@ -27,6 +28,7 @@ def _claim(backend_id: str) -> list[str]:
     return ["--backend", b.id, "--local-tag", b.local_tag, "--build", b.build, "--runtime", b.runtime_version]
 
 
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
 def test_the_local_cpu_torch_passes_as_cpu(tmp_path: Path) -> None:
     facts_file = tmp_path / "torch.json"
     done = _run(*_claim("cpu"), "--version", "2.13.0", "--write", str(facts_file))
@@ -36,6 +38,7 @@ def test_the_local_cpu_torch_passes_as_cpu(tmp_path: Path) -> None:
     assert '"local_tag": "cpu"' in facts_file.read_text()
 
 
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
 @pytest.mark.parametrize("backend_id", ["cu126", "cu130", "rocm", "xpu"])
 def test_the_local_cpu_torch_is_refused_for_other_backends(backend_id: str) -> None:
     done = _run(*_claim(backend_id))
@@ -48,16 +51,18 @@ def test_the_local_cpu_torch_is_refused_for_other_backends(backend_id: str) -> N
     assert any(f"carries +cpu, backend {backend_id} needs +{tag}" in line for line in lines), lines
 
 
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
 def test_a_wrong_version_is_refused() -> None:
     done = _run(*_claim("cpu"), "--version", "2.12.1")
     assert done.returncode == 1
     assert "torch 2.13.0+cpu installed, 2.12.1 was asked for" in done.stderr
 
 
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
 def test_the_verifier_runs_standalone_as_it_does_in_an_image(tmp_path: Path) -> None:
     """In an image there is no harness: the three files lie side by side in /opt/torch-compat."""
-    for name in ("verify_torch.py", "torch_build.py", "library_check.py"):
-        (tmp_path / name).write_text((SCRIPT.parent / name).read_text())
+    for name, source in VERIFIER_FILES.items():
+        (tmp_path / name).write_text(source.read_text())
     done = subprocess.run(
         [sys.executable, str(tmp_path / "verify_torch.py"), *_claim("cu130")],
         capture_output=True,
@@ -71,6 +76,7 @@ def test_the_verifier_runs_standalone_as_it_does_in_an_image(tmp_path: Path) -> 
     assert "carries +cpu, backend cu130 needs +cu130" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
 def test_importing_the_verifier_imports_no_torch() -> None:
     code = "import sys; import harness.run.verify_torch; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

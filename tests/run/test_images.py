@@ -13,7 +13,15 @@ from harness.errors import UsageError
 from harness.registry import host_libraries, load_registry
 from harness.run import images
 
-CA = Path(__file__).parent / "docker" / "data" / "test-proxy-ca.crt"
+CA = Path(__file__).parents[1] / "docker" / "data" / "test-proxy-ca.crt"
+
+
+@pytest.fixture(autouse=True)
+def _a_github_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The labels' source and revision as in a GitHub run, so no test here asks git (a subprocess)."""
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "org/repo")
+    monkeypatch.setenv("GITHUB_SHA", "e" * 40)
 
 
 @pytest.fixture

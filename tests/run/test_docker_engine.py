@@ -15,7 +15,7 @@ import pytest
 from harness.errors import DockerUnavailableError
 from harness.run import docker_engine
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_unreachable_engine_says_how_to_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -29,6 +29,7 @@ def test_unreachable_engine_says_how_to_fix(monkeypatch: pytest.MonkeyPatch, tmp
     assert docker_engine.engine_reachable() is False
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 @pytest.mark.parametrize("verb", [["build", "--backend", "cpu"], ["run", "--backend", "rocm"]])
 def test_cli_without_engine_is_one_line_exit_3(verb: list[str], tmp_path: Path) -> None:
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
@@ -48,6 +49,7 @@ def test_cli_without_engine_is_one_line_exit_3(verb: list[str], tmp_path: Path) 
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_a_user_outside_the_docker_group_is_told_to_join_it(request: pytest.FixtureRequest) -> None:
     """A self-hosted runner whose user is not in the docker group: one line naming the fix.
     Run as `nobody` against the real engine's socket (root:docker, 0660)."""

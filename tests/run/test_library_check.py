@@ -71,7 +71,7 @@ def run_check(site: Path, root: str = "fakewheel") -> dict:
         f"r = lc.check({HOST!r}, root={root!r}); "
         "print(json.dumps({'problems': r.problems, 'notes': r.notes, 'loaded': r.loaded, 'libraries': r.libraries}))"
     )
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-c", code],
         env={"PYTHONPATH": f"{site}:{repo}", "PATH": "/usr/bin:/bin"},
@@ -104,6 +104,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return libs
 
 
+@pytest.mark.slow  # loads libraries in child processes
 def test_a_whole_wheel_passes(tmp_path: Path, built: dict[str, Path]) -> None:
     site = make_dist(tmp_path, {"libgood.so": built["good"], "libneeds_mpi.so.1": built["needs_mpi"]})
     report = run_check(site)
@@ -116,6 +117,7 @@ def test_a_whole_wheel_passes(tmp_path: Path, built: dict[str, Path]) -> None:
     ]
 
 
+@pytest.mark.slow  # loads libraries in child processes
 def test_a_library_the_record_lists_but_the_wheel_lacks_is_refused(tmp_path: Path, built: dict[str, Path]) -> None:
     site = make_dist(tmp_path, {"libgood.so": built["good"], "libgone.so.9": built["good"]})
     (site / "fakewheel" / "lib" / "libgone.so.9").unlink()  # taken out of the wheel, RECORD left as it was
@@ -123,6 +125,7 @@ def test_a_library_the_record_lists_but_the_wheel_lacks_is_refused(tmp_path: Pat
     assert report["problems"] == ["fakewheel 1.0: fakewheel/lib/libgone.so.9 is missing (the wheel's RECORD lists it)"]
 
 
+@pytest.mark.slow  # loads libraries in child processes
 def test_a_truncated_library_is_refused_before_anything_loads_it(tmp_path: Path, built: dict[str, Path]) -> None:
     site = make_dist(tmp_path, {"libgood.so": built["good"]})
     lib = site / "fakewheel" / "lib" / "libgood.so"
@@ -135,6 +138,7 @@ def test_a_truncated_library_is_refused_before_anything_loads_it(tmp_path: Path,
     )
 
 
+@pytest.mark.slow  # loads libraries in child processes
 def test_a_library_that_crashes_the_loader_costs_one_child(tmp_path: Path, built: dict[str, Path]) -> None:
     """A cut library whose RECORD was rewritten to match: only loading it finds it, and it kills
     the loading process (SIGBUS). The check names it and still loads the libraries after it."""
@@ -146,6 +150,7 @@ def test_a_library_that_crashes_the_loader_costs_one_child(tmp_path: Path, built
     assert report["loaded"] == 1  # libz_good.so, loaded by a fresh child after the crash
 
 
+@pytest.mark.slow  # loads libraries in child processes
 def test_a_dependency_nobody_provides_is_refused_naming_it(tmp_path: Path, built: dict[str, Path]) -> None:
     site = make_dist(tmp_path, {"libneeds_foo.so": built["needs_foo"]})
     (problem,) = run_check(site)["problems"]
@@ -153,6 +158,7 @@ def test_a_dependency_nobody_provides_is_refused_naming_it(tmp_path: Path, built
     assert "which neither the wheels nor the image provide" in problem
 
 
+@pytest.mark.slow  # loads libraries in child processes
 def test_requirements_are_followed_and_extras_are_not(tmp_path: Path, built: dict[str, Path]) -> None:
     make_dist(tmp_path, {"libgood.so": built["good"]}, name="vendorlib")
     top = tmp_path / "toppkg-1.0.dist-info"
@@ -166,6 +172,7 @@ def test_requirements_are_followed_and_extras_are_not(tmp_path: Path, built: dic
     assert report["libraries"] == 1 and report["loaded"] == 1 and report["problems"] == []
 
 
+@pytest.mark.slow  # loads libraries in child processes
 def test_the_child_loader_speaks_one_json_line_per_event(built: dict[str, Path]) -> None:
     done = subprocess.run(
         [sys.executable, library_check.__file__],

@@ -36,6 +36,7 @@ def assert_one_line_error(done: subprocess.CompletedProcess, code: int, *fragmen
         assert fragment in lines[0]
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_backends_table_lists_the_registry():
     done = harness("backends")
     assert done.returncode == 0
@@ -60,20 +61,24 @@ def test_backends_table_lists_the_registry():
     )
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_help_lists_every_verb():
     done = harness("--help")
     for verb in ("run", "merge", "report", "backends"):
         assert verb in done.stdout
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_missing_matrix_is_one_line_exit_4(tmp_path):
     assert_one_line_error(harness("report", str(tmp_path / "nope.json")), 4, "no such matrix file")
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_missing_suites_dir_is_a_usage_error(tmp_path):
     assert_one_line_error(harness("run", "--suites", str(tmp_path / "none"), "--native"), 2, "suites directory")
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_debug_shows_the_traceback(tmp_path):
     done = harness("--debug", "report", str(tmp_path / "nope.json"))
     assert done.returncode != 0 and "Traceback" in done.stderr
@@ -128,6 +133,7 @@ def test_run_merge_report_round_trip(sample_suite, tmp_path):
     assert md.returncode == 0 and (tmp_path / "s.md").read_text().startswith("## PyTorch compatibility matrix")
 
 
+@pytest.mark.slow  # runs the harness CLI in a subprocess
 @pytest.mark.parametrize("verb", ["run", "merge", "report", "backends"])
 def test_each_verb_has_help(verb):
     assert harness(verb, "--help").returncode == 0

@@ -23,12 +23,13 @@ all cells are merged with `harness merge`, the commands a user runs. Then, per f
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -38,10 +39,11 @@ from typing import Any
 
 import pytest
 
+from harness.cli import main
 from harness.matrix_json import load_matrix
 from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome, SkipClass
-from tests.conftest import REPO, in_ci
+from tests.conftest import REPO, in_ci, slow_fixture
 
 DIALECTS = REPO / "tests" / "dialects"
 Out = Outcome
@@ -553,9 +555,11 @@ def expected_of(dialect: Dialect) -> dict[str, Any]:
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300, check=False
-    )
+    """The CLI in this process (the fast tier starts no subprocess): `harness import` and `merge`."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    done = subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())
     assert done.returncode == 0, f"harness {args[0]} failed ({done.returncode}):\n{done.stderr}"
     assert "Traceback" not in done.stderr
     return done
@@ -693,6 +697,7 @@ GO_PROJECT = DIALECTS / "gotestsum" / "project"
 
 
 @pytest.fixture(scope="module")
+@slow_fixture("builds and runs Go tests with go test")
 def go_count_twice(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
     if not (shutil.which("go") and shutil.which("gotestsum")):
         if in_ci():
@@ -755,6 +760,7 @@ def junit_cell(root: Path, cell_id: str, xml: str) -> Path:
     return path
 
 
+@pytest.mark.slow  # runs the dialect's real producer
 @pytest.mark.parametrize(
     "xml",
     [
