@@ -66,7 +66,8 @@ def _torch_lines(report: Report) -> list[str]:
     verdict, torch = report.torch_verdict, report.torch
     if verdict is None or torch is None:
         return []
-    return [f"Installed torch ({torch.python})", f"  {verdict.summary}", *(f"    {r}" for r in verdict.reasons)]
+    details = [f"    {reason}" for reason in verdict.reasons if reason not in verdict.summary]
+    return [f"Installed torch ({torch.python})", f"  {verdict.summary}", *details]
 
 
 def _release_lines(report: Report) -> list[str]:
