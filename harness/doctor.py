@@ -406,7 +406,7 @@ def recommend(
             variant="cpu",
             version=ask.version,
             command=cpu,
-            summary=f"{why}: the CPU build (PyPI's default carries {heavy} libraries, several GB)",
+            summary=f"{why}: the CPU build; PyPI's default carries {heavy} libraries, several GB",
         )
     why_not: list[str] = []
     for family in families:
@@ -504,4 +504,4 @@ def install_advice(python: str) -> str:
     here), with why in one line. Reads this host's GPUs: call it only when the advice is needed."""
     env = dict(os.environ)
     rec = make_report(detect_host(root_from_env(env), env), None, python=python).recommendation
-    return f"install it with `{rec.command}` ({rec.summary})"
+    return f"install it with `{rec.command}`: {rec.summary}"

@@ -434,9 +434,9 @@ def test_install_advice_names_this_hosts_build(fake: FakeHost, monkeypatch: pyte
     for key, value in fake.env.items():
         monkeypatch.setenv(key, value)
     assert install_advice("python3") == (
-        "install it with `python3 -m pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu126` "
-        "(no torch 2.15 build runs on GPU 0 (Tesla P100-PCIE-16GB, sm_60); "
-        "the newest torch for this GPU is 2.14.1 with cu126)"
+        "install it with `python3 -m pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu126`: "
+        "no torch 2.15 build runs on GPU 0 (Tesla P100-PCIE-16GB, sm_60); "
+        "the newest torch for this GPU is 2.14.1 with cu126"
     )
 
 

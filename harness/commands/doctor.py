@@ -11,17 +11,19 @@ from harness.doctor import Fit, Report, make_report, resolve_release
 from harness.host import detect_host, inspect_torch, root_from_env
 from harness.registry import load_registry
 
-HELP = (
-    "say what this host can run: its GPUs (driver, compute capability or gfx target), the torch an "
-    "interpreter has, which build variants of each release run here, and the exact install line; exit 0 "
-    "whenever the report is made (the text says whether the installed torch can use the GPU), 2 for a bad "
-    "--torch; see docs/doctor.md"
+HELP = "say what this host can run: its GPUs, the installed torch, which builds run here, and the install line"
+
+EPILOG = (
+    "Exit status: 0 whenever the report is made, also when the installed torch cannot use the GPU or is "
+    "missing (the text says so; --format json has torch_verdict.fit); 2 for a --torch that names no listed "
+    "release. See docs/doctor.md."
 )
 
 MARK = {Fit.YES: "runs", Fit.NO: "no", Fit.UNKNOWN: "?"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
     parser.add_argument(
         "--python", default=sys.executable, help="the interpreter whose torch to read (default: this one)"
     )
