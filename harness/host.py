@@ -492,7 +492,8 @@ def detect_intel(pci: Sequence[PciDisplay]) -> list[Gpu]:
 # -- visibility ------------------------------------------------------------------------------------
 def _select(value: str, gpus: Sequence[Gpu]) -> list[Gpu] | None:
     """The GPUs a CUDA/HIP/ROCR_VISIBLE_DEVICES value keeps, in its order, as CUDA reads it: indices or
-    GPU-<uuid> prefixes, and the list ends at the first entry that names no GPU. None: cannot tell (MIG)."""
+    GPU-<uuid> prefixes, and the list ends at the first entry that names no GPU. None: cannot tell (MIG
+    instances, or UUIDs where doctor read none)."""
     chosen: list[Gpu] = []
     for entry in (e.strip() for e in value.split(",")):
         if entry.isdigit() and int(entry) < len(gpus):
@@ -500,6 +501,8 @@ def _select(value: str, gpus: Sequence[Gpu]) -> list[Gpu] | None:
         elif entry.upper().startswith("MIG-"):
             return None
         elif entry.upper().startswith("GPU-"):
+            if not any(g.uuid for g in gpus):
+                return None
             match = [g for g in gpus if g.uuid and g.uuid.lower().startswith(entry.lower())]
         else:
             match = []
@@ -518,7 +521,7 @@ def _apply_visibility(gpus: list[Gpu], names: Sequence[str], env: Mapping[str, s
     value = env[variable]
     kept = _select(value, shown)
     if kept is None:
-        notes.append(f"{variable}={value} names MIG instances: every GPU is judged as if visible")
+        notes.append(f"{variable}={value} cannot be matched to GPUs here: every GPU is judged as if visible")
         return gpus
     hidden = f"{variable}={value}"
     return [g if (not g.visible or g in kept) else replace(g, visible=False, hidden_by=hidden) for g in gpus]

@@ -265,6 +265,17 @@ def test_mi300x_from_sysfs_alone(fake: FakeHost) -> None:
     assert rec.alternatives[0].startswith("may run, unchecked (rocm10.0, experimental")
 
 
+def test_visible_devices_doctor_cannot_resolve_hide_nothing(fake: FakeHost) -> None:
+    fake.kfd([90402, 90402])
+    fake.extra_env["ROCR_VISIBLE_DEVICES"] = "GPU-4b2c8a1f3e5d7a90"  # AMD UUIDs: doctor reads none
+    fake.extra_env["HIP_VISIBLE_DEVICES"] = "1"
+    host = fake.host()
+    assert [(g.visible, g.hidden_by) for g in host.gpus] == [(False, "HIP_VISIBLE_DEVICES=1"), (True, "")]
+    assert host.notes == (
+        "ROCR_VISIBLE_DEVICES=GPU-4b2c8a1f3e5d7a90 cannot be matched to GPUs here: every GPU is judged as if visible",
+    )
+
+
 def test_mi300x_from_rocm_agent_enumerator(fake: FakeHost) -> None:
     fake.tool("rocm_agent_enumerator", "gfx000\ngfx942\ngfx942\n")
     report = fake.report()
