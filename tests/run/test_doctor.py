@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.doctor import (
+from harness.run.doctor import (
     Fit,
     Report,
     cuda_arch_fit,
@@ -20,7 +20,7 @@ from harness.doctor import (
     make_report,
     version_key,
 )
-from harness.host import (
+from harness.run.host import (
     CHILD_MARK,
     ROOT_ENV,
     Host,
@@ -30,6 +30,7 @@ from harness.host import (
     normalize_bus_id,
     parse_proc_nvidia_version,
 )
+from tests.conftest import slow_fixture
 
 CU13_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 ROCM714_ARCHS = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200"]
@@ -121,6 +122,7 @@ class FakeHost:
 
 
 @pytest.fixture
+@slow_fixture("runs fake tools (nvidia-smi, rocm_agent_enumerator, a python printing torch's facts) as subprocesses")
 def fake(tmp_path: Path) -> FakeHost:
     return FakeHost(tmp_path)
 
@@ -362,6 +364,7 @@ def _fake_torch(tmp_path: Path, init: str) -> Path:
     return pkg.parent
 
 
+@pytest.mark.slow  # runs a python child that imports a stand-in torch
 def test_the_child_reads_a_torch_without_a_usable_gpu(tmp_path: Path) -> None:
     """The real child code on a stand-in torch: get_arch_list() is [] without a device (as torch's is),
     so the compiled flags are read instead."""
@@ -379,6 +382,7 @@ def test_the_child_reads_a_torch_without_a_usable_gpu(tmp_path: Path) -> None:
     assert torch.facts is not None and torch.facts.variant == "cu132"
 
 
+@pytest.mark.slow  # runs a python child that imports a stand-in torch
 def test_a_torch_that_does_not_import_is_said_in_one_line(tmp_path: Path) -> None:
     site = _fake_torch(tmp_path, "raise ImportError('libcudart.so.13: cannot open shared object file')\n")
     torch = inspect_torch(sys.executable, {"PATH": os.defpath, "PYTHONPATH": str(site)})
