@@ -11,12 +11,15 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from harness.cell import write_json_atomic
-from harness.model import Matrix
+from harness.model import ColumnState, Matrix, Score
+from harness.outcomes import BAD, Outcome, Rollup
 
 HISTORY_SCHEMA: Final = "history/1"
 # <publish time, UTC, to the microsecond>-<run key>.json: names sort in the order runs were appended.
@@ -33,33 +36,113 @@ def run_key(matrix: Matrix) -> str:
     return hashlib.sha256("\n".join(runs).encode()).hexdigest()[:12]
 
 
-def summarize(matrix: Matrix) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class ColumnSummary:
+    """One column of one published run: what the trend needs."""
+
+    id: str
+    backend: str
+    display_name: str
+    state: ColumnState
+    counts: Mapping[Outcome, int]
+    score: Score | None
+    torch: str | None
+    suite_sha: str | None
+    started_at: str | None
+    features: Mapping[str, Rollup]
+
+    @property
+    def has_data(self) -> bool:
+        return self.state not in (ColumnState.NO_DATA, ColumnState.NOT_SHIPPED)
+
+    @property
+    def failing(self) -> int:
+        return sum(self.counts.get(o, 0) for o in BAD)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "backend": self.backend,
+            "display_name": self.display_name,
+            "state": self.state.value,
+            "counts": {k.value: v for k, v in self.counts.items()},
+            "score": self.score.to_json() if self.score else None,
+            "torch": self.torch,
+            "suite_sha": self.suite_sha,
+            "started_at": self.started_at,
+            "features": {fid: state.value for fid, state in self.features.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ColumnSummary:
+        return cls(
+            id=str(data["id"]),
+            backend=str(data.get("backend", "")),
+            display_name=str(data.get("display_name", "")),
+            state=ColumnState(data["state"]),
+            counts={Outcome(k): int(v) for k, v in (data.get("counts") or {}).items()},
+            score=Score.from_json(data["score"]) if data.get("score") else None,
+            torch=data.get("torch"),
+            suite_sha=data.get("suite_sha"),
+            started_at=data.get("started_at"),
+            features={str(k): Rollup(v) for k, v in (data.get("features") or {}).items()},
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSummary:
+    """One published run in history/: parsed once here; the page and the terminal read its fields."""
+
+    generated_at: str
+    run: str
+    columns: tuple[ColumnSummary, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": HISTORY_SCHEMA,
+            "generated_at": self.generated_at,
+            "run": self.run,
+            "columns": [c.to_json() for c in self.columns],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> RunSummary:
+        """Raises ValueError (naming what is wrong) for anything but a history/1 summary."""
+        if not isinstance(data, dict) or data.get("schema") != HISTORY_SCHEMA:
+            raise ValueError(f"not a {HISTORY_SCHEMA} summary")
+        columns = data.get("columns")
+        if not isinstance(columns, list):
+            raise ValueError("its columns are not a list")
+        try:
+            return cls(
+                generated_at=str(data.get("generated_at") or ""),
+                run=str(data.get("run") or ""),
+                columns=tuple(ColumnSummary.from_json(c) for c in columns),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ValueError(f"a column is malformed ({type(err).__name__}: {err})") from None
+
+
+def summarize(matrix: Matrix) -> RunSummary:
     """What the trend needs from one run: per column its state, counts and score, per feature its state."""
     columns = []
     for column in matrix.columns:
         env = column.environment
         columns.append(
-            {
-                "id": column.id,
-                "backend": column.backend,
-                "display_name": column.display_name,
-                "state": column.state.value,
-                "counts": {k.value: v for k, v in column.counts.items()},
-                "score": column.score.to_json() if column.score else None,
-                "torch": env.torch,
-                "suite_sha": env.suite_sha,
-                "started_at": env.started_at,
-                "features": {
-                    fid: cells[column.id].state.value for fid, cells in matrix.cells.items() if column.id in cells
-                },
-            }
+            ColumnSummary(
+                id=column.id,
+                backend=column.backend,
+                display_name=column.display_name,
+                state=column.state,
+                counts=dict(column.counts),
+                score=column.score,
+                torch=env.torch,
+                suite_sha=env.suite_sha,
+                started_at=env.started_at,
+                features={fid: cells[column.id].state for fid, cells in matrix.cells.items() if column.id in cells},
+            )
         )
-    return {
-        "schema": HISTORY_SCHEMA,
-        "generated_at": matrix.generated_at,
-        "run": run_key(matrix),
-        "columns": columns,
-    }
+    return RunSummary(generated_at=matrix.generated_at, run=run_key(matrix), columns=tuple(columns))
 
 
 def _stamp() -> str:
@@ -70,12 +153,12 @@ def append_run(history_dir: Path, matrix: Matrix) -> Path | None:
     """Write this run's summary (new file only) and refresh the index; None when already recorded."""
     history_dir.mkdir(parents=True, exist_ok=True)
     summary = summarize(matrix)
-    if any(m.group(2) == summary["run"] for m in _names(history_dir)):
+    if any(m.group(2) == summary.run for m in _names(history_dir)):
         write_index(history_dir)
         return None
-    path = history_dir / f"{_stamp()}-{summary['run']}.json"
+    path = history_dir / f"{_stamp()}-{summary.run}.json"
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(summary, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(summary.to_json(), separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
     # link() fails if the name exists, so an existing summary is never replaced.
     try:
         os.link(tmp, path)
@@ -98,7 +181,7 @@ def write_index(history_dir: Path) -> list[dict[str, str]]:
     return entries
 
 
-def load_history(history_dir: Path, limit: int | None = 200, problems: list[str] | None = None) -> list[dict[str, Any]]:
+def load_history(history_dir: Path, limit: int | None = 200, problems: list[str] | None = None) -> list[RunSummary]:
     """The summaries, oldest first (the newest `limit` of them). An unreadable file is noted in
     `problems` and left out: one bad entry must not hide the rest of the trend."""
     if not history_dir.is_dir():
@@ -110,13 +193,8 @@ def load_history(history_dir: Path, limit: int | None = 200, problems: list[str]
     for match in names:
         path = history_dir / match.group(0)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            runs.append(RunSummary.from_json(json.loads(path.read_text(encoding="utf-8"))))
         except (OSError, ValueError) as err:
             if problems is not None:
                 problems.append(f"{path}: unreadable history entry ({err})")
-            continue
-        if isinstance(data, dict) and data.get("schema") == HISTORY_SCHEMA and isinstance(data.get("columns"), list):
-            runs.append(data)
-        elif problems is not None:
-            problems.append(f"{path}: not a {HISTORY_SCHEMA} summary")
     return runs

@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.matrix_json import write_matrix
 from harness.model import Matrix
-from harness.publish.history import append_run, load_history
+from harness.publish.history import RunSummary, append_run, load_history
 from harness.publish.render.badge import badges
 from harness.publish.render.html import DEFAULT_STALE_AFTER_HOURS, render_html
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
@@ -55,7 +54,7 @@ def publish(
 ) -> Published:
     site.mkdir(parents=True, exist_ok=True)
     result = Published(site=site)
-    runs: list[dict[str, Any]] = []
+    runs: list[RunSummary] = []
     if history:
         result.history_entry = append_run(site / "history", matrix)
         runs = load_history(site / "history", problems=result.problems)

@@ -7,6 +7,8 @@ import pytest
 
 from harness.cli import main
 from harness.matrix_json import load_matrix
+from harness.model import ColumnState
+from harness.outcomes import Outcome, Rollup
 from harness.publish.history import append_run, load_history
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT
 from tests.publishing_cells import write_base_and_new
@@ -48,10 +50,10 @@ def test_publish_writes_the_site_and_appends_history(matrices, tmp_path: Path, c
     index = json.loads((site / "history" / "index.json").read_text())
     assert [r["file"] for r in index["runs"]] == sorted(after)
     runs = load_history(site / "history")
-    assert [[c["id"] for c in r["columns"]] for r in runs] == [["cpu"], ["cpu", "rocm"]]
-    summary = runs[1]["columns"][0]
-    assert summary["features"]["alpha"] in ("partial", "failing") and summary["counts"]["failed"] >= 1
-    assert runs[1]["columns"][1]["state"] == "no-data" and runs[1]["columns"][1]["score"] is None
+    assert [[c.id for c in r.columns] for r in runs] == [["cpu"], ["cpu", "rocm"]]
+    summary = runs[1].columns[0]
+    assert summary.features["alpha"] in (Rollup.PARTIAL, Rollup.FAILING) and summary.counts[Outcome.FAILED] >= 1
+    assert runs[1].columns[1].state is ColumnState.NO_DATA and runs[1].columns[1].score is None
     page = (site / "index.html").read_text(encoding="utf-8")
     assert '"trend":{"cpu":[[' in page, "the page carries the per-column trend"
     assert json.loads((site / "matrix.json").read_text())["columns"][1]["id"] == "rocm"

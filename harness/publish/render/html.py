@@ -25,6 +25,7 @@ from harness import jsonio
 from harness.model import Column, Matrix, TestResult
 from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup, Scope
 from harness.publish.diff import diff_columns, release_pairs
+from harness.publish.history import RunSummary
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 from harness.publish.render.figures import feature_figures, figure_row
 
@@ -154,30 +155,27 @@ def _column(column: Column) -> dict[str, Any]:
     }
 
 
-def _trend(history: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
+def _trend(history: list[RunSummary]) -> dict[str, list[list[Any]]]:
     """column id -> [[generated_at, supported, judged, passed, failing]] oldest first; None when no data."""
-    bad = ("failed", "error", "timeout", "crashed")
     trend: dict[str, list[list[Any]]] = {}
     for run in history:
-        for column in run.get("columns") or []:
-            score = column.get("score")
-            counts = column.get("counts") or {}
-            point = [run.get("generated_at"), None, None, None, None]
-            if column.get("state") != "no-data" and score:
+        for column in run.columns:
+            point: list[Any] = [run.generated_at, None, None, None, None]
+            if column.has_data and column.score:
                 point = [
-                    run.get("generated_at"),
-                    score.get("supported"),
-                    score.get("judged"),
-                    counts.get("passed", 0),
-                    sum(counts.get(k, 0) for k in bad),
+                    run.generated_at,
+                    column.score.supported,
+                    column.score.judged,
+                    column.counts.get(Outcome.PASSED, 0),
+                    column.failing,
                 ]
-            trend.setdefault(column["id"], []).append(point)
+            trend.setdefault(column.id, []).append(point)
     return trend
 
 
 def page_data(
     matrix: Matrix,
-    history: list[dict[str, Any]] | None = None,
+    history: list[RunSummary] | None = None,
     stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
 ) -> dict[str, Any]:
     """The compact projection the page script reads."""
@@ -292,7 +290,7 @@ def _asset(name: str) -> str:
 def render_html(
     matrix: Matrix,
     *,
-    history: list[dict[str, Any]] | None = None,
+    history: list[RunSummary] | None = None,
     stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
     title: str = "PyTorch compatibility matrix",
 ) -> str:
