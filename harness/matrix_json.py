@@ -15,6 +15,7 @@ path (tests/test_matrix_json.py):
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,6 +27,7 @@ from harness.model import SCHEMA_VERSION, Matrix, TestResult
 
 SCHEMA_PATH: Final = Path(__file__).with_name("schema") / "matrix.schema.json"
 _PLAIN_KEYS: Final = frozenset({"outcome", "duration", "scope"})
+GZIP_MAGIC: Final = b"\x1f\x8b"
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -60,15 +62,38 @@ def write_matrix(matrix: Matrix, path: Path) -> None:
     jsonio.write_atomic(Path(path), lambda handle: write_to(matrix, handle))
 
 
+def write_matrix_gzip(matrix: Matrix, path: Path) -> None:
+    """matrix.json.gz, atomically: what a site publishes when matrix.json itself is too large to host.
+    The gzip header carries no name or time, so the same matrix gives the same bytes."""
+
+    def write(handle: IO[bytes]) -> None:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=handle, compresslevel=6, mtime=0) as packed:
+            write_to(matrix, packed)  # type: ignore[arg-type]
+
+    jsonio.write_atomic(Path(path), write)
+
+
 # -- reading -----------------------------------------------------------------------------------
 def load_matrix(path: Path) -> Matrix:
-    """Read and validate matrix.json; every problem is an InputError naming the file."""
+    """Read and validate matrix.json (or its gzip, as a large site publishes it); every problem is
+    an InputError naming the file."""
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such matrix file", hint="create it with `harness merge`") from None
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err}") from err
+    return matrix_from_bytes(raw, str(path))
+
+
+def matrix_from_bytes(raw: bytes, source: str) -> Matrix:
+    """The model from matrix.json's bytes, gzip or not (told apart by gzip's magic bytes)."""
+    path = source
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as err:
+            raise InputError(f"{path}: a damaged gzip file ({err})") from None
     with gcpause.paused():  # a whole matrix of acyclic objects: see harness/gcpause.py
         try:
             data = jsonio.loads(raw)

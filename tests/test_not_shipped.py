@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import UsageError
 from harness.matrix_json import load_matrix, validate_json, write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.model import ColumnState, Matrix
@@ -108,6 +109,8 @@ def test_the_summary_says_not_shipped_never_no_data(matrix: Matrix) -> None:
 def test_not_shipped_is_never_judged(matrix: Matrix) -> None:
     result = evaluate_gate(matrix, no_data=True)
     assert PLACEHOLDER not in result.checked and not result.reasons
+    with pytest.raises(UsageError, match=f"--backend {PLACEHOLDER} selects only columns upstream does not ship"):
+        evaluate_gate(matrix, no_data=True, backends=[PLACEHOLDER])
     assert f"{PLACEHOLDER}.svg" not in badges(matrix)
 
 

@@ -8,12 +8,14 @@ host without a GPU: each a `cpu-only` column of its own, its GPU tests skipped a
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from harness.errors import UsageError
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
@@ -51,8 +53,15 @@ def test_a_cuda_build_without_a_gpu_is_a_cpu_only_column_apart_from_the_backend(
     assert graphs.skips == {SkipClass.HARDWARE: graphs.skips[SkipClass.HARDWARE]} and graphs.skips[SkipClass.HARDWARE]
     assert matrix.cell("linalg", CU130_NEW).state is Rollup.SUPPORTED
     # never the backend's verdict: a gate on cu130 finds no column of it, the overall badge leaves it out
+    why = (
+        f"its columns here ran without its device ({CU130_OLD}, {CU130_NEW}) and never speak for CUDA 13.0; "
+        "name one by its id to judge it"
+    )
     result = evaluate_gate(matrix, no_data=True, backends=["cu130"])
-    assert result.reasons == ["cu130: no column in this matrix (the cell did not report)"]
+    assert result.reasons == [("cu130", why)] and result.checked == []
+    with pytest.raises(UsageError, match=re.escape(f"--backend cu130 selects no column: {why}")):
+        evaluate_gate(matrix, any_failure=True, backends=["cu130"])
+    assert evaluate_gate(matrix, any_failure=True, backends=[CU130_NEW]).checked == [CU130_NEW]
     cpu = matrix.column(CPU).score
     assert f">{cpu.supported}/{cpu.judged} feature cells<" in badges(matrix)["matrix.svg"], (
         "only the real column counts"

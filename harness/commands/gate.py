@@ -1,4 +1,8 @@
-"""`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise."""
+"""`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise.
+
+Every line names the columns it is about: a FAIL line its column, the PASS line and the closing
+error exactly the columns judged (or that failed). A selection that holds nothing is exit 2.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ HELP = "exit 1 on failures, on new regressions against a baseline, or on NO DATA
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("matrix", type=Path, help="the matrix.json to judge")
-    parser.add_argument("--baseline", type=Path, help="the matrix.json to compare with (for --new-regressions)")
+    parser.add_argument(
+        "--baseline", help="the matrix.json to compare with (for --new-regressions): a path or an http(s) URL"
+    )
     parser.add_argument(
         "--any-failure", action="store_true", help="fail when any test fails, errors, times out or crashes"
     )
@@ -23,13 +29,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-data", action="store_true", help="fail when a selected backend has NO DATA or no column")
     parser.add_argument(
-        "--backend", action="append", metavar="ID", help="judge only this backend or column id (repeatable)"
+        "--backend",
+        action="append",
+        metavar="ID",
+        help="judge only this column id, backend or family (repeatable); a name that selects nothing is exit 2",
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.publish.baseline import load_baseline
+
     matrix = load_matrix(args.matrix)
-    baseline = load_matrix(args.baseline) if args.baseline else None
+    baseline = load_baseline(args.baseline, required=True) if args.baseline else None
     any_failure = args.any_failure or not (args.new_regressions or args.no_data)
     result = evaluate_gate(
         matrix,
@@ -39,12 +50,21 @@ def run(args: argparse.Namespace) -> int:
         no_data=args.no_data,
         backends=args.backend,
     )
-    for warning in result.warnings:
-        print(f"gate: warning: {warning}")
-    checked = ", ".join(result.checked) or "no columns"
+    for note in result.notes:
+        print(f"gate: note: {note}")
     if result.failed:
-        for reason in result.reasons:
-            print(f"gate: FAIL {reason}")
-        raise GateFailedError(f"gate failed: {len(result.reasons)} reason(s) on {checked}")
-    print(f"gate: PASS on {checked}")
+        for name, why in result.reasons:
+            print(f"gate: FAIL {name}: {why}")
+        failing = result.failing
+        raise GateFailedError(f"gate failed on {', '.join(failing)} ({len(result.reasons)} reason(s))")
+    conditions = [
+        name
+        for name, on in (
+            ("any failure", any_failure),
+            ("new regressions", args.new_regressions),
+            ("NO DATA", args.no_data),
+        )
+        if on
+    ]
+    print(f"gate: PASS on {', '.join(result.checked)} (no {', no '.join(conditions)})")
     return 0

@@ -1,4 +1,5 @@
-"""`harness publish SITE_DIR`: the page, matrix.json, badges and the run history, as a static site."""
+"""`harness publish SITE_DIR`: the page, matrix.json, badges, the diff against the previous
+publication and the run history, as a static site."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from harness.errors import UsageError
 from harness.matrix_json import load_matrix
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 
-HELP = "write a static site (index.html, matrix.json, badges/, history/) and the GitHub job summary"
+HELP = "write a static site (index.html, matrix.json, diff, badges/, history/) and the GitHub job summary"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,23 +27,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-history", action="store_true", help="do not record this run in history/")
     parser.add_argument("--page-url", default=os.environ.get("HARNESS_PAGE_URL", ""), help="link in the job summary")
+    baseline = parser.add_mutually_exclusive_group()
+    baseline.add_argument(
+        "--baseline",
+        metavar="MATRIX",
+        help="the previous published matrix to write diff.md/diff.json against: a path, or the site's URL of "
+        "matrix.json.gz (a 404 means there is none yet); default: the matrix SITE_DIR already holds",
+    )
+    baseline.add_argument("--no-baseline", action="store_true", help="write no diff")
+    parser.add_argument(
+        "--inline-limit",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="the page holds its test data up to this size, else loads it from data/ beside it (default 4 MiB)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     if args.stale_after <= 0:
         raise UsageError("--stale-after must be a positive number of hours")
-    from harness.publish.site import publish  # the page renderer (Jinja2) only when publishing
+    if args.inline_limit is not None and args.inline_limit < 0:
+        raise UsageError("--inline-limit must be 0 or more bytes")
+    from harness.publish.baseline import load_baseline, site_matrix
+    from harness.publish.site import INLINE_LIMIT, publish  # the page renderer (Jinja2) only when publishing
 
     matrix = load_matrix(args.matrix)
+    baseline = None
+    source = args.baseline or (None if args.no_baseline else site_matrix(args.site))
+    if source is not None:
+        baseline = load_baseline(source)
+        if baseline is None:
+            print(f"baseline: none at {source} (the first publication?); no diff written", file=sys.stderr)
     done = publish(
-        matrix, args.site, stale_after_hours=args.stale_after, history=not args.no_history, page_url=args.page_url
+        matrix,
+        args.site,
+        stale_after_hours=args.stale_after,
+        history=not args.no_history,
+        page_url=args.page_url,
+        baseline=baseline,
+        inline_limit=INLINE_LIMIT if args.inline_limit is None else args.inline_limit,
     )
     for problem in done.problems:
         print(f"harness: warning: {problem}", file=sys.stderr)
     if not args.no_history:
         entry = done.history_entry.name if done.history_entry else "already recorded, nothing appended"
         print(f"history: {entry} ({done.history_runs} run(s))", file=sys.stderr)
+    if done.diff is not None:
+        print(
+            f"diff: {done.diff.regressions} new regression(s) since {done.diff.old_generated_at} "
+            f"({args.site / 'diff.md'})",
+            file=sys.stderr,
+        )
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         print(f"job summary: {done.summary_bytes} bytes appended", file=sys.stderr)
-    print(f"wrote {args.site / 'index.html'} ({len(done.files)} files)", file=sys.stderr)
+    parts = f", its tests in {done.page_parts} files under data/" if done.page_parts else ""
+    print(f"wrote {args.site / 'index.html'} ({len(done.files)} files{parts})", file=sys.stderr)
     return 0

@@ -8,7 +8,10 @@ two torch builds of one backend). Per test (docs/publishing.md):
 - newly skipped: now skipped, before present and not skipped;
 - added / removed: the test has a result in only one of the two columns. An added test that
   fails is listed as added (with its outcome) and counts as a regression;
-- a column present in only one matrix is reported as a column added/removed, not per test.
+- a column present in only one matrix is reported as a column added/removed, not per test;
+- regressions are judged only where both columns have results: a column that was or is NO DATA
+  (or not shipped) has nothing to regress from. A known issue (xfailed, or skipped as
+  `known-issue`) is never a failing outcome, so it is never a regression either.
 Per feature: the roll-up state before and after, and how many of its tests newly fail/pass.
 """
 
@@ -17,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
-from harness.model import Column, Matrix, TestResult
+from harness.model import Column, ColumnState, Matrix, TestResult
 from harness.outcomes import BAD, GOOD, Outcome, Rollup
+
+_NO_RESULTS: Final = frozenset({ColumnState.NO_DATA.value, ColumnState.NOT_SHIPPED.value})
 
 
 class ChangeKind(StrEnum):
@@ -117,7 +122,14 @@ class ColumnDiff:
         return self.new.id
 
     @property
+    def judged(self) -> bool:
+        """Both sides have results: a column that was (or is) NO DATA has nothing to regress from."""
+        return self.old.state not in _NO_RESULTS and self.new.state not in _NO_RESULTS
+
+    @property
     def regressions(self) -> list[Change]:
+        if not self.judged:
+            return []
         kinds = (ChangeKind.NEWLY_FAILING, ChangeKind.ADDED)
         return [c for kind in kinds for c in self.changes[kind] if c.is_regression]
 

@@ -3,6 +3,11 @@
 Conditions: any failing test (`any_failure`), new regressions against a baseline
 (`new_regressions`, see harness/publish/diff.py for what counts), a selected column with NO DATA
 (`no_data`). The gate returns its reasons; the caller turns "any reason" into exit 1.
+
+A gate never passes on nothing: a name that matches no backend or column, a selection that holds
+no column to judge, or a matrix without one is a UsageError (exit 2), never "PASS". Columns upstream
+does not ship are never judged; a build run without its device (a CPU-only column) never stands in
+for its backend, only for itself when named by its id.
 """
 
 from __future__ import annotations
@@ -13,34 +18,88 @@ from dataclasses import dataclass, field
 from harness.errors import UsageError
 from harness.model import Column, ColumnState, Matrix
 from harness.publish.diff import diff_matrices, regressions
+from harness.registry import FAMILIES, load_registry
 
 
 @dataclass
 class GateResult:
-    reasons: list[str] = field(default_factory=list)
-    checked: list[str] = field(default_factory=list)  # column ids the gate looked at
-    warnings: list[str] = field(default_factory=list)
+    reasons: list[tuple[str, str]] = field(default_factory=list)  # (column id or backend, why)
+    checked: list[str] = field(default_factory=list)  # the column ids the gate judged
+    notes: list[str] = field(default_factory=list)  # what a reader of a PASS should know
 
     @property
     def failed(self) -> bool:
         return bool(self.reasons)
 
+    @property
+    def failing(self) -> list[str]:
+        """The columns (or backends without a column) that failed, in the order judged."""
+        return list(dict.fromkeys(name for name, _ in self.reasons))
 
-def select_columns(matrix: Matrix, backends: Sequence[str] | None) -> tuple[list[Column], list[str]]:
-    """Columns whose backend or id is named (all when none are); names that match no column.
 
-    A backend's name selects its real columns only: a build run without its device (a CPU-only
-    column of a CUDA build) never stands in for the backend; name such a column by its id."""
+@dataclass(frozen=True)
+class Selection:
+    columns: list[Column]
+    missing: list[str]  # backends named that have no column on their device (judged only by --no-data)
+    why_missing: dict[str, str] = field(default_factory=dict)
 
-    def picked(column: Column, name: str) -> bool:
-        return column.id == name or (column.backend == name and column.speaks_for_backend)
 
-    pool = [c for c in matrix.columns if c.shipped]  # a build upstream does not ship is never judged
+def _ids(columns: Sequence[Column]) -> str:
+    return ", ".join(c.id for c in columns) or "none"
+
+
+def _backend_of(name: str) -> tuple[str, ...] | None:
+    """The backend ids a name stands for: a variant (cu130, rocm as rocm7.2), a family (cuda), or None."""
+    registry = load_registry()
+    if name in FAMILIES:
+        return (*tuple(b.id for b in registry.values() if b.build == name), name)
+    backend = registry.get(name)
+    return (backend.id,) if backend is not None else None
+
+
+def select_columns(matrix: Matrix, backends: Sequence[str] | None, *, no_data: bool = False) -> Selection:
+    """The columns to judge. Each name is a column id, a backend (its real columns) or a family."""
+    shipped = [c for c in matrix.columns if c.shipped]
     if not backends:
-        return pool, []
-    chosen = [c for c in pool if any(picked(c, b) for b in backends)]
-    unmatched = [b for b in backends if not any(picked(c, b) for c in pool)]
-    return chosen, unmatched
+        if not shipped:
+            raise UsageError(
+                f"this matrix has no column to judge (columns: {_ids(matrix.columns)})",
+                hint="merge cells into it first, or check the plan",
+            )
+        return Selection(shipped, [])
+    chosen: dict[str, Column] = {}
+    missing: list[str] = []
+    why: dict[str, str] = {}
+    for name in backends:
+        by_id = [c for c in matrix.columns if c.id == name]
+        ids = _backend_of(name)
+        of_backend = [c for c in matrix.columns if ids and (c.backend in ids or c.backend == name)]
+        if not by_id and not of_backend and ids is None:
+            raise UsageError(
+                f"--backend {name}: no backend, family or column of that name (columns here: {_ids(matrix.columns)})"
+            )
+        named = by_id or of_backend
+        if named and not [c for c in named if c.shipped]:
+            raise UsageError(
+                f"--backend {name} selects only columns upstream does not ship ({_ids(named)}): nothing to judge"
+            )
+        real = [c for c in by_id if c.shipped] or [c for c in of_backend if c.shipped and c.speaks_for_backend]
+        if real:
+            chosen.update((c.id, c) for c in real)
+            continue
+        apart = [c for c in of_backend if c.shipped]
+        if apart:
+            reason = (
+                f"its columns here ran without its device ({_ids(apart)}) and never speak for "
+                f"{apart[0].display_name}; name one by its id to judge it"
+            )
+        else:
+            reason = f"no column in this matrix (the cell did not report; columns here: {_ids(matrix.columns)})"
+        if not no_data:
+            raise UsageError(f"--backend {name} selects no column: {reason}")
+        missing.append(name)
+        why[name] = reason
+    return Selection(list(chosen.values()), missing, why)
 
 
 def evaluate_gate(
@@ -56,25 +115,34 @@ def evaluate_gate(
         raise UsageError("the gate needs a condition: --any-failure, --new-regressions or --no-data")
     if new_regressions and baseline is None:
         raise UsageError("--new-regressions needs --baseline OLD_MATRIX")
-    columns, unmatched = select_columns(matrix, backends)
+    selection = select_columns(matrix, backends, no_data=no_data)
+    columns = selection.columns
     result = GateResult(checked=[c.id for c in columns])
-    for name in unmatched:
-        message = f"{name}: no column in this matrix (the cell did not report)"
-        (result.reasons if no_data else result.warnings).append(message)
+    for name in selection.missing:
+        result.reasons.append((name, selection.why_missing[name]))
     if any_failure:
         for column in columns:
             tests = [f"{row.id} ({res.outcome.value})" for row, res in matrix.results(column.id) if res.is_bad]
             if tests:
                 more = f" and {len(tests) - 3} more" if len(tests) > 3 else ""
-                result.reasons.append(f"{column.id}: {len(tests)} failing test(s): {', '.join(tests[:3])}{more}")
+                result.reasons.append((column.id, f"{len(tests)} failing test(s): {', '.join(tests[:3])}{more}"))
     if new_regressions and baseline is not None:
         report = diff_matrices(baseline, matrix)
-        for column_id, change in regressions(report, [c.id for c in columns]):
+        for column_id, change in regressions(report, result.checked):
             before = change.before.value if change.before else "absent"
             after = change.after.value if change.after else "absent"
-            result.reasons.append(f"{column_id}: new regression {change.test} ({before} -> {after})")
+            result.reasons.append((column_id, f"new regression {change.test} ({before} -> {after})"))
+        paired = {c.id for c in report.columns}
+        for column in columns:
+            old = baseline.column(column.id)
+            if column.id not in paired:
+                result.notes.append(f"{column.id}: not in the baseline, so nothing of it can be new")
+            elif old is not None and not old.has_data:
+                result.notes.append(f"{column.id}: NO DATA in the baseline, so nothing of it can be new")
+            elif not column.has_data:
+                result.notes.append(f"{column.id}: NO DATA now, so it shows no regression")
     if no_data:
         for column in columns:
             if column.state is ColumnState.NO_DATA:
-                result.reasons.append(f"{column.id}: NO DATA ({column.error or 'no test results'})")
+                result.reasons.append((column.id, f"NO DATA ({column.error or 'no test results'})"))
     return result

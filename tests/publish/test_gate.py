@@ -70,10 +70,74 @@ def test_any_failure_fails_on_existing_failures(files, capsys) -> None:
 def test_gate_per_backend(files, capsys) -> None:
     args = ["gate", str(files["new_two"]), "--baseline", str(files["base_two"]), "--new-regressions"]
     assert main([*args, "--backend", "cu130"]) == 0
-    assert "gate: PASS on cu130" in capsys.readouterr().out
+    assert capsys.readouterr().out == "gate: PASS on cu130 (no new regressions)\n"
     assert main([*args, "--backend", "cpu"]) == 1
+    captured = capsys.readouterr()
+    assert REGRESSED in captured.out and "cu130" not in captured.out + captured.err
+    assert captured.err == "harness: error: gate failed on cpu (1 reason(s))\n"
+
+
+def test_a_failure_names_the_failing_columns_and_a_pass_the_judged_ones(files, capsys) -> None:
+    """Two columns judged, one fails: the closing line names that one, never both."""
+    args = ["gate", str(files["new_two"]), "--baseline", str(files["base_two"]), "--new-regressions"]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    fails = [line for line in captured.out.splitlines() if line.startswith("gate: FAIL")]
+    assert fails == [f"gate: FAIL cpu: new regression {REGRESSED} (passed -> failed)"]
+    assert captured.err == "harness: error: gate failed on cpu (1 reason(s))\n"
+    assert main(["gate", str(files["base_two"]), "--baseline", str(files["base_two"]), "--new-regressions"]) == 0
+    assert capsys.readouterr().out == "gate: PASS on cpu, cu130 (no new regressions)\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--backend", "nosuch"], "--backend nosuch: no backend, family or column of that name (columns here: cpu,"),
+        (["--backend", "xpu"], "--backend xpu selects no column: no column in this matrix (the cell did not report;"),
+        (["--backend", "cu13O", "--new-regressions"], "--backend cu13O: no backend, family or column of that name"),
+    ],
+)
+def test_unknown_or_empty_selections_are_errors_never_a_pass(files, capsys, argv, message) -> None:
+    """A typo in a workflow's --backend must not pass silently: exit 2 and one line."""
+    assert main(["gate", str(files["new"]), "--baseline", str(files["base"]), *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "PASS" not in captured.err
+    assert captured.err.startswith(f"harness: error: {message}") and captured.err.count("\n") == 1, captured.err
+
+
+def test_a_matrix_without_columns_to_judge_is_an_error(files, tmp_path: Path, capsys) -> None:
+    data = load_matrix(files["new"]).to_json()
+    data.update(columns=[], tests=[], cells={fid: {} for fid in data["cells"]})
+    write_matrix(Matrix.from_json(data), tmp_path / "empty.json")
+    assert main(["gate", str(tmp_path / "empty.json")]) == 2
+    assert "this matrix has no column to judge" in capsys.readouterr().err
+
+
+def test_no_data_in_the_baseline_is_never_a_regression(files, tmp_path: Path, capsys) -> None:
+    """A column that was NO DATA had nothing to regress from: its failing tests now are not new regressions."""
+    base = load_matrix(files["base"]).to_json()
+    for column in base["columns"]:
+        column.update(state="no-data", score=None, counts={})
+    for test in base["tests"]:
+        test["results"] = {}
+    write_matrix(Matrix.from_json(base), tmp_path / "nodata-base.json")
+    args = ["gate", str(files["new"]), "--baseline", str(tmp_path / "nodata-base.json"), "--new-regressions"]
+    assert main([*args, "--backend", "cpu"]) == 0
     out = capsys.readouterr().out
-    assert REGRESSED in out and "cu130" not in out
+    assert "gate: note: cpu: NO DATA in the baseline, so nothing of it can be new" in out
+    assert out.endswith("gate: PASS on cpu (no new regressions)\n")
+
+
+def test_a_known_issue_is_never_a_regression(files, tmp_path: Path, capsys) -> None:
+    """The same regressed test, marked a known issue (xfailed with a link, or skipped as known-issue): no gate."""
+    for outcome, extra in (("xfailed", {}), ("skipped", {"skip_class": "known-issue"})):
+        new = load_matrix(files["new"]).to_json()
+        row = next(t for t in new["tests"] if t["id"] == REGRESSED)
+        row["results"]["cpu"] = {"outcome": outcome, "link": "https://github.com/pytorch/pytorch/issues/1", **extra}
+        write_matrix(Matrix.from_json(new), tmp_path / f"known-{outcome}.json")
+        args = ["gate", str(tmp_path / f"known-{outcome}.json"), "--baseline", str(files["base"]), "--new-regressions"]
+        assert main([*args, "--backend", "cpu"]) == 0, capsys.readouterr()
+        assert capsys.readouterr().out.endswith("gate: PASS on cpu (no new regressions)\n")
 
 
 def test_no_data_condition(files, capsys) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.matrix_json import validate_matrix, write_matrix
+from harness.matrix_json import load_matrix, validate_matrix, write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.publish.render.html import render_html
@@ -37,7 +37,8 @@ def browser():
 class Page:
     """A page under test that records every request, dialog and script error."""
 
-    def __init__(self, browser, url: str) -> None:
+    def __init__(self, browser, url: str, origin: str = "") -> None:
+        self.origin = origin  # an http origin the page may request (its own, when served)
         self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
         self.requests: list[str] = []
         self.dialogs: list[str] = []
@@ -62,7 +63,9 @@ class Page:
     def close(self) -> None:
         assert self.errors == [], f"script errors: {self.errors}"
         assert self.dialogs == [], f"a dialog fired (injected script ran?): {self.dialogs}"
-        outside = [u for u in self.requests if not u.startswith(("file://", "data:"))]
+        outside = [
+            u for u in self.requests if not u.startswith(("file://", "data:", *([self.origin] if self.origin else [])))
+        ]
         assert outside == [], f"the page requested other hosts: {outside}"
         self.page.close()
 
@@ -321,4 +324,133 @@ def test_release_view_and_rerun_commands(browser, tmp_path: Path, artifacts_dir:
     assert rerun.endswith(f"--test {test_id}")
     detail = page.locator("#detail").inner_text()
     assert "warning_category" in detail and "FutureWarning" in detail, "2.14 announces the deprecation to users"
+    p.close()
+
+
+# -- the site at scale: a page plus data/ parts, fetched when needed; a test's history ---------------
+@pytest.fixture(scope="module")
+def three_run_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The same three published runs (base: the test passes, new: it fails, base again) as a split
+    site (its tests in data/) and as an inline one (everything in the page)."""
+    import os
+
+    from harness.publish.site import publish
+    from tests.publishing_cells import write_base_and_new
+
+    root = tmp_path_factory.mktemp("sites")
+    base, new = write_base_and_new(root)
+    sites = {"split": root / "split", "inline": root / "inline"}
+    saved = {k: os.environ.get(k) for k in ("GITHUB_RUN_ID", "GITHUB_STEP_SUMMARY")}
+    os.environ.pop("GITHUB_STEP_SUMMARY", None)
+    try:
+        for run, path in ((21, base), (22, new), (23, base)):
+            os.environ["GITHUB_RUN_ID"] = str(run)
+            for name, site in sites.items():
+                publish(load_matrix(path), site, inline_limit=0 if name == "split" else 10**9)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return sites
+
+
+def _serve(root: Path):
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _check_history_panel(page) -> None:
+    page.locator(f"tr.test[data-test='{REGRESSED}'] td[data-col='cpu'] button").click()
+    timeline = page.locator("#detail .timeline[data-col='cpu']")
+    timeline.wait_for(timeout=30_000)
+    codes = timeline.locator(".tl-run").evaluate_all("els => els.map(e => e.dataset.code)")
+    assert codes == ["p", "f", "p"]
+    assert timeline.locator(".tl-first-bad").inner_text().startswith("run gh22-1, torch 2.13.0+cpu, ")
+    assert timeline.locator(".tl-last-good").inner_text().startswith("run gh21-1, torch 2.13.0+cpu, ")
+    assert timeline.locator(".tl-fixed").inner_text().startswith("run gh23-1, ")
+    flips = timeline.locator(".tl-flips").inner_text()
+    assert flips == "2 flip(s) between good and bad within torch 2.13.0+cpu"
+    assert "flaky across runs" in timeline.inner_text()
+
+
+def test_a_split_site_draws_first_and_fetches_a_feature_and_a_test_when_opened(
+    browser, three_run_sites, artifacts_dir: Path
+) -> None:
+    site = three_run_sites["split"]
+    server = _serve(site)
+    origin = f"http://127.0.0.1:{server.server_port}"
+    try:
+        p = Page(browser, f"{origin}/index.html", origin=origin)
+        page = p.page
+        assert page.locator("tr.feature").count() == 2
+        fetched = lambda: sorted(u.rsplit("/", 1)[-1] for u in p.requests if "/data/" in u)  # noqa: E731
+        assert fetched() == [], "the first draw needs no test data"
+        page.locator("tr.feature[data-feature='alpha'] button.toggle").click()
+        page.wait_for_selector(f"tr.test[data-test='{REGRESSED}']")
+        assert fetched() == ["r0-0.json"], "opening a feature fetches its rows, nothing else"
+        _check_history_panel(page)
+        assert fetched() == ["h0.json", "r0-0.json"], "it passed in the last run: no details to fetch"
+        page.click("#detail-close")
+        page.locator("tr.test[data-test='alpha/test_a.py::test_known_bad'] td[data-col='cpu'] button").click()
+        page.wait_for_selector("#detail pre.message")
+        assert "always broken" in page.locator("#detail pre.message").inner_text()
+        assert fetched() == ["d0.json", "h0.json", "r0-0.json"]
+        page.screenshot(path=str(artifacts_dir / "matrix-page-history.png"))
+        # a filter needs every test: the other feature's rows come too
+        page.select_option("#f-outcome", "failed")
+        p.wait_count("3 of")
+        assert "r1-0.json" in fetched()
+        p.close()
+    finally:
+        server.shutdown()
+
+
+def test_an_inline_site_shows_a_tests_history_from_disk(browser, three_run_sites) -> None:
+    p = Page(browser, (three_run_sites["inline"] / "index.html").as_uri())
+    p.page.locator("tr.feature[data-feature='alpha'] button.toggle").click()
+    _check_history_panel(p.page)
+    p.close()
+
+
+def test_a_split_site_opened_from_disk_says_how_to_open_it(browser, three_run_sites) -> None:
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((three_run_sites["split"] / "index.html").as_uri())
+    page.wait_for_selector("body[data-ready='1']")
+    page.locator("tr.feature[data-feature='alpha'] button.toggle").click()
+    warning = page.locator("#warnings .load-error")
+    warning.wait_for(timeout=10_000)
+    assert "python3 -m http.server" in warning.inner_text() and "harness report" in warning.inner_text()
+    assert errors == []
+    page.close()
+
+
+def test_the_page_takes_failing_outcomes_from_its_data(browser, site, tmp_path: Path) -> None:
+    """The script holds no list of failing outcomes: swap the data's list and "any failure" follows it."""
+    path, matrix = site
+    html = path.read_text(encoding="utf-8")
+    script = html.split("<script>", 1)[1]
+    assert '"failed"' not in script and "failed: 1" not in script, "a literal list of failing outcomes"
+    assert '"bad":["crashed","error","failed","timeout"]' in html
+    swapped = tmp_path / "swapped.html"
+    swapped.write_text(html.replace('"bad":["crashed","error","failed","timeout"]', '"bad":["xfailed"]'), "utf-8")
+    p = Page(browser, swapped.as_uri())
+    p.page.select_option("#f-outcome", "problems")
+    xfailed = _expected(matrix, lambda t, cols: any(t["results"].get(c, {}).get("outcome") == "xfailed" for c in cols))
+    p.wait_count(f"{len(xfailed)} of")
+    assert sorted(p.tests_shown()) == xfailed and xfailed
     p.close()

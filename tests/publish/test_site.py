@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from harness.model import ColumnState
 from harness.outcomes import Outcome, Rollup
 from harness.publish.history import append_run, load_history
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT
-from tests.publishing_cells import write_base_and_new
+from tests.publishing_cells import REGRESSED, write_base_and_new
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +103,88 @@ def test_bad_matrix_exits_4_and_writes_nothing(tmp_path: Path, capsys) -> None:
     bad.write_text("[]", encoding="utf-8")
     assert main(["publish", str(tmp_path / "site"), "--matrix", str(bad)]) == 4
     assert not (tmp_path / "site").exists()
+
+
+def test_publish_diffs_against_the_matrix_the_site_held(matrices, tmp_path: Path, monkeypatch, capsys) -> None:
+    base, new = matrices
+    site = tmp_path / "site"
+    assert main(["publish", str(site), "--matrix", str(base)]) == 0
+    assert not (site / "diff.json").exists(), "the first publication has nothing to compare with"
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert main(["publish", str(site), "--matrix", str(new), "--page-url", "https://example.org/m/"]) == 0
+    assert "diff: 1 new regression(s) since " in capsys.readouterr().err
+    diff = json.loads((site / "diff.json").read_text())
+    assert diff["regressions"] == 1 and diff["columns_added"][0]["id"] == "rocm"
+    (cpu,) = diff["columns"]
+    assert [c["test"] for c in cpu["changes"]["newly_failing"]] == [REGRESSED]
+    assert f"`{REGRESSED}` (passed → failed)" in (site / "diff.md").read_text()
+    assert "Since the previous publication (" in summary.read_text()
+    assert "1 new regression(s), 1 test(s) newly passing (https://example.org/m/diff.md)" in summary.read_text()
+    # --no-baseline: no diff, and the old one does not pass for this run's
+    assert main(["publish", str(site), "--matrix", str(new), "--no-baseline"]) == 0
+    assert not (site / "diff.json").exists() and not (site / "diff.md").exists()
+
+
+class _Site(ThreadingHTTPServer):
+    """A Pages stand-in: serves a folder; /broken/ answers 500."""
+
+
+def _serve(root: Path):
+    class Handler(SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def do_GET(self):
+            if self.path.startswith("/broken/"):
+                self.send_error(500, "boom")
+                return
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    server = _Site(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_the_baseline_comes_from_the_published_site(matrices, tmp_path: Path, capsys) -> None:
+    base, new = matrices
+    published = tmp_path / "published"
+    assert main(["publish", str(published), "--matrix", str(base), "--no-history"]) == 0
+    server = _serve(tmp_path)
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        site = tmp_path / "site"
+        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/published/matrix.json.gz"]) == 0
+        assert json.loads((site / "diff.json").read_text())["regressions"] == 1
+        capsys.readouterr()
+        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/none/matrix.json.gz"]) == 0
+        assert "baseline: none at" in capsys.readouterr().err and not (site / "diff.json").exists()
+        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/broken/matrix.json.gz"]) == 4
+        assert "HTTP 500" in capsys.readouterr().err
+        # the gate takes the same URL; there a missing baseline is an error
+        gate = ["gate", str(new), "--new-regressions", "--backend", "cpu", "--baseline"]
+        assert main([*gate, f"{url}/published/matrix.json.gz"]) == 1
+        assert main([*gate, f"{url}/none/matrix.json.gz"]) == 4
+    finally:
+        server.shutdown()
+
+
+def test_a_large_matrix_is_published_as_gzip_and_a_split_page(matrices, tmp_path: Path, monkeypatch) -> None:
+    from harness.publish import site as site_module
+
+    _, new = matrices
+    monkeypatch.setattr(site_module, "SITE_FILE_LIMIT", 1000)
+    site = tmp_path / "site"
+    assert main(["publish", str(site), "--matrix", str(new), "--inline-limit", "0"]) == 0
+    assert not (site / "matrix.json").exists()
+    assert load_matrix(site / "matrix.json.gz").to_json()["tests"] == load_matrix(new).to_json()["tests"]
+    parts = sorted(p.name for p in (site / "data").iterdir())
+    assert parts and all(p.endswith(".json") for p in parts)
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert '"parts":null' in page and '"r0-0"' in page and "loads its tests from data/" in page
+    # a smaller matrix later keeps its tests inside the page again, and data/ goes
+    assert main(["publish", str(site), "--matrix", str(new)]) == 0
+    assert not (site / "data").exists()

@@ -1,18 +1,21 @@
-"""The matrix as one self-contained static page: feature rows x backend columns, drill-down,
-filters kept in the URL, environments, STALE / NO DATA columns and a trend per column.
+"""The matrix as a static page: feature rows x backend columns, drill-down, filters kept in the URL,
+environments, STALE / NO DATA columns, a trend per column and each test's history.
 
-The page embeds a compact projection of matrix.json and draws it with vanilla JS through DOM
-APIs (textContent, never innerHTML with data); test rows are built only when a feature is
-opened, a page of rows at a time, so 5 columns x 50,000 tests stay responsive. Nothing is
-fetched from anywhere: CSS and JS are inline and a Content-Security-Policy forbids requests.
+The page holds a compact head (columns, features and their roll-up, figures, the trend); the tests
+come in parts (harness/publish/render/page_parts.py) that the page loads when a feature is opened,
+a test is opened or a filter needs every test. A small matrix keeps its parts inside the page (one
+file that works opened from disk); a large one is a page plus `data/` files fetched from beside it.
+It is drawn with vanilla JS through DOM APIs (textContent, never innerHTML with data). Nothing is
+fetched from another host: CSS and JS are inline and a Content-Security-Policy allows requests to
+the page's own origin only.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
-import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 from pathlib import Path
@@ -22,40 +25,20 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from harness import jsonio
-from harness.model import Column, Matrix, TestResult
-from harness.outcomes import ROLLUP_MEANING, Outcome, Rollup, Scope
+from harness.model import Column, Matrix
+from harness.outcomes import BAD, GOOD, ROLLUP_MEANING, Outcome, Rollup
 from harness.publish.diff import diff_columns, release_pairs
-from harness.publish.history import RunSummary
+from harness.publish.history import RunResults, RunSummary
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
-from harness.publish.render.figures import feature_figures, figure_row
+from harness.publish.render.figures import feature_figures
+from harness.publish.render.page_parts import build_parts, history_head
+from harness.publish.render.page_parts import trim_text as trim
+from harness.publish.render.symbols import PAGE_OUTCOME_SYMBOLS, PAGE_STATE_SYMBOLS
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
-TRACE_CAP: Final = 4_000
-MESSAGE_CAP: Final = 2_000
+DATA_DIR: Final = "data"  # where a page's parts go beside it when it does not hold them
+HISTORY_WINDOW: Final = 30  # runs of per-test history the page shows (and so loads)
 _OUTCOMES: Final = [o.value for o in Outcome]
-# The page uses text symbols that common fonts (DejaVu, Liberation) draw: the emoji of the
-# Markdown summary need a colour-emoji font that many CI browsers and servers lack.
-PAGE_OUTCOME_SYMBOLS: Final[dict[Outcome, str]] = {
-    Outcome.PASSED: "✔",
-    Outcome.FAILED: "✘",
-    Outcome.ERROR: "‼",
-    Outcome.SKIPPED: "»",
-    Outcome.XFAILED: "✗",
-    Outcome.XPASSED: "★",
-    Outcome.FLAKY: "↻",
-    Outcome.TIMEOUT: "◷",
-    Outcome.CRASHED: "☠",
-    Outcome.NOT_RUN: "○",
-}
-PAGE_STATE_SYMBOLS: Final[dict[Rollup, str]] = {
-    Rollup.SUPPORTED: "✔",
-    Rollup.PARTIAL: "◐",
-    Rollup.FAILING: "✘",
-    Rollup.UNSUPPORTED: "⊘",
-    Rollup.NOT_APPLICABLE: "–",
-    Rollup.NO_DATA: "?",
-    Rollup.NOT_SHIPPED: "∅",
-}
 _ENV_FIELD_LABELS: Final = (
     ("torch", "torch"),
     ("torch_git", "torch git"),
@@ -85,52 +68,6 @@ _ENV_FIELD_LABELS: Final = (
 _ENV_LABELS: Final = dict(_ENV_FIELD_LABELS)
 
 
-def _trim(text: str | None, cap: int) -> str | None:
-    if not text or len(text) <= cap:
-        return text
-    head = cap // 3
-    return f"{text[:head]}\n… [{len(text) - cap} characters trimmed; see the cell's files] …\n{text[-(cap - head) :]}"
-
-
-@functools.lru_cache(maxsize=65_536)
-def _duration(value: float | None) -> float | None:
-    """Three significant digits for the page (results share durations: each is rounded once)."""
-    if value is None:
-        return None
-    return float(f"{value:.3g}")
-
-
-def _detail(result: TestResult) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    for key, value in result.properties.items():
-        row = (
-            figure_row("", "", "", key[len("perf.") :], value)
-            if key.startswith("perf.") and isinstance(value, dict)
-            else None
-        )
-        if row is not None:
-            extra = ", ".join(x for x in (row.shape, row.dtype) if x)
-            properties[row.label] = (
-                row.value_text + (f" ({extra})" if extra else "") + (f"; claim: {row.claim}" if row.claim else "")
-            )
-        else:
-            properties[key] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
-    detail = {
-        "m": _trim(result.message, MESSAGE_CAP),
-        "t": _trim(result.trace, TRACE_CAP),
-        "o": _trim(result.output, MESSAGE_CAP),
-        "c": result.skip_class.value if result.skip_class else None,
-        "l": result.link,
-        "a": result.attempts if result.attempts > 1 else None,
-        "p": properties or None,
-        "s": result.strict,
-        "g": result.signal,
-        "h": result.scope.value if result.scope is not Scope.BACKEND else None,
-        "x": [_trim(m, MESSAGE_CAP) for m in result.extra_messages] or None,
-    }
-    return {k: v for k, v in detail.items() if v is not None}
-
-
 def _column(column: Column) -> dict[str, Any]:
     env = column.environment
     return {
@@ -146,7 +83,7 @@ def _column(column: Column) -> dict[str, Any]:
         "state": column.state.value,
         "status": column.cell_status.value if column.cell_status else None,
         "error": column.error,
-        "errors": [_trim(e, 500) for e in column.errors[:5]],
+        "errors": [trim(e, 500) for e in column.errors[:5]],
         "counts": {k.value: v for k, v in column.counts.items()},
         "score": column.score.to_json() if column.score else None,
         "run_url": env.run_url,
@@ -175,39 +112,27 @@ def _trend(history: list[RunSummary]) -> dict[str, list[list[Any]]]:
 
 def page_data(
     matrix: Matrix,
-    history: list[RunSummary] | None = None,
+    history: Sequence[RunSummary] | None = None,
     stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
+    results: Sequence[RunResults | None] = (),
+    window: int = HISTORY_WINDOW,
 ) -> dict[str, Any]:
-    """The compact projection the page script reads."""
+    """The page's head: everything it draws before any test is needed. The tests are in parts
+    (`page_parts.build_parts`), named per feature in `features[].parts`."""
     columns = matrix.columns
     col_index = {c.id: i for i, c in enumerate(columns)}
     feat_index = {f.id: i for i, f in enumerate(matrix.features)}
-    out_index = {o: i for i, o in enumerate(Outcome)}
-    tests = []
-    # A result shared by many tests (the merge shares equal "passed in t seconds" results) is
-    # projected once; the results live as long as the matrix, so their ids stay theirs.
-    projected: dict[int, list[Any]] = {}
-    for test in matrix.tests:
-        row: list[Any] = [None] * len(columns)
-        for column_id, result in test.results.items():
-            index = col_index.get(column_id)
-            if index is None:
-                continue
-            cell = projected.get(id(result))
-            if cell is None:
-                cell = projected[id(result)] = [out_index[result.outcome], _duration(result.duration)]
-                if result.outcome is not Outcome.PASSED or result.properties or result.scope is not Scope.BACKEND:
-                    detail = _detail(result)
-                    if detail:
-                        cell.append(detail)
-            row[index] = cell
-        tests.append([test.id, feat_index.get(test.feature, -1), row])
     figures = {
         feat_index[feature.id]: [
             [r.label, col_index.get(r.column, -1), r.value_text, r.shape, r.dtype, r.claim, r.test] for r in rows
         ]
         for feature, rows in feature_figures(matrix)
     }
+    counts: dict[str, int] = {}
+    for test in matrix.tests:
+        counts[test.feature] = counts.get(test.feature, 0) + 1
+    runs = list(history or [])[-window:]
+    recent = list(results)[-window:] if results else []
     return {
         "releases": _releases(matrix, col_index, feat_index),
         "generated_at": matrix.generated_at,
@@ -216,6 +141,9 @@ def page_data(
         "alignment": matrix.alignment.to_json(),
         "input_errors": [f"{p.source}: {p.message}" for p in matrix.input_errors],
         "outcomes": _OUTCOMES,
+        # The failing and working outcomes, defined once (harness/outcomes.py): the script has no list of its own.
+        "bad": sorted(o.value for o in BAD),
+        "good": sorted(o.value for o in GOOD),
         "outcome_symbols": {o.value: PAGE_OUTCOME_SYMBOLS[o] for o in Outcome},
         "states": {r.value: {"symbol": PAGE_STATE_SYMBOLS[r], "meaning": ROLLUP_MEANING[r]} for r in Rollup},
         "columns": [_column(c) for c in columns],
@@ -226,14 +154,26 @@ def page_data(
                 "since": f.since,
                 "claim": f.claim,
                 "scope": f.scope.value,
+                "tests": counts.get(f.id, 0),
+                "parts": [],
                 "cells": [cell.to_json() if (cell := matrix.cell(f.id, c.id)) else None for c in columns],
             }
             for f in matrix.features
         ],
         "figures": figures,
-        "tests": tests,
-        "trend": _trend(history or []),
+        "test_count": len(matrix.tests),
+        "trend": _trend(list(history or [])),
+        "history": history_head(runs, recent, [c.id for c in columns]) if any(r is not None for r in recent) else None,
     }
+
+
+@dataclass
+class Page:
+    """The page and the parts it did not hold (to be written to `data/` beside it)."""
+
+    html: str
+    files: dict[str, bytes]  # part name -> JSON bytes; empty when the page holds everything
+    part_bytes: int  # the size of all parts together
 
 
 def _releases(matrix: Matrix, col_index: dict[str, int], feat_index: dict[str, int]) -> list[dict[str, Any]]:
@@ -271,9 +211,13 @@ def _releases(matrix: Matrix, col_index: dict[str, int], feat_index: dict[str, i
 
 def json_for_script(data: Any) -> str:
     """JSON that cannot end the <script> element it sits in (no `<`, `>` or `&` left raw)."""
-    # The page's data is the whole matrix (28 MB for 5 x 50,000 tests): orjson, and the escapes
+    # The page's data can be the whole matrix (28 MB for 5 x 50,000 tests): orjson, and the escapes
     # done on bytes, take 0.2 s where the stdlib encoder and str.replace took 0.8 s.
     text = jsonio.dumps(data, int_keys=True)
+    return _escaped(text)
+
+
+def _escaped(text: bytes) -> str:
     return text.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026").decode("utf-8")
 
 
@@ -287,25 +231,64 @@ def _asset(name: str) -> str:
     return (TEMPLATES / name).read_text(encoding="utf-8")
 
 
-def render_html(
+def render_page(
     matrix: Matrix,
     *,
-    history: list[RunSummary] | None = None,
+    history: Sequence[RunSummary] | None = None,
+    results: Sequence[RunResults | None] = (),
     stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
+    inline_limit: int | None = None,
+    site: bool = False,
     title: str = "PyTorch compatibility matrix",
-) -> str:
-    """One self-contained HTML page for the matrix (and its trend, when history is given)."""
+) -> Page:
+    """The page, holding its parts when they fit in `inline_limit` bytes (None: always), else
+    naming them for `data/` beside it."""
+    head = page_data(matrix, history, stale_after_hours, results)
+    window = list(results)[-HISTORY_WINDOW:] if results else []
+    parts = build_parts(matrix, list(history or [])[-HISTORY_WINDOW:], window)
+    for index, names in enumerate(parts.features):
+        head["features"][index]["parts"] = names
+    encoded = parts.encoded()
+    total = sum(map(len, encoded.values()))
+    inline = inline_limit is None or total <= inline_limit
+    # The parts go in as encoded JSON, spliced into the head's JSON: no second encoding of the tests.
+    head["parts"] = {} if inline else None
+    head["data_dir"] = DATA_DIR
+    text = jsonio.dumps(head, int_keys=True)
+    if inline and encoded:
+        body = b",".join(jsonio.dumps(name) + b":" + value for name, value in encoded.items())
+        text = text.replace(b'"parts":{}', b'"parts":{' + body + b"}", 1)
     script = _asset("page_script.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
-    return (
+    csp = (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"connect-src 'self'; script-src 'sha256-{digest}'"
+    )
+    html = (
         _environment()
         .get_template("page.html.j2")
         .render(
             title=title,
             generated_at=matrix.generated_at,
-            csp=f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'",
+            csp=csp,
             style=Markup(_asset("page_style.css")),
             script=Markup(script),
-            data=Markup(json_for_script(page_data(matrix, history, stale_after_hours))),
+            data=Markup(_escaped(text)),
+            site=site,
+            inline=inline,
+            data_dir=DATA_DIR,
         )
     )
+    return Page(html=html, files={} if inline else encoded, part_bytes=total)
+
+
+def render_html(
+    matrix: Matrix,
+    *,
+    history: Sequence[RunSummary] | None = None,
+    results: Sequence[RunResults | None] = (),
+    stale_after_hours: float = DEFAULT_STALE_AFTER_HOURS,
+    title: str = "PyTorch compatibility matrix",
+) -> str:
+    """One self-contained HTML page (every part inside): a local report that works from disk."""
+    return render_page(matrix, history=history, results=results, stale_after_hours=stale_after_hours, title=title).html

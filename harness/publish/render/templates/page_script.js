@@ -3,13 +3,61 @@
   // Everything drawn from data goes through textContent / setAttribute: never innerHTML.
   var D = JSON.parse(document.getElementById("data").textContent);
   var OUT = D.outcomes;
-  var BAD = { failed: 1, error: 1, timeout: 1, crashed: 1 };
+  // Which outcomes fail and which work is defined once, in Python (harness/outcomes.py), and comes with the data.
+  var BAD = {}, GOOD = {};
+  D.bad.forEach(function (o) { BAD[o] = 1; });
+  D.good.forEach(function (o) { GOOD[o] = 1; });
   var PAGE = 100;
-  var cols = D.columns, feats = D.features, tests = D.tests;
+  var cols = D.columns, feats = D.features;
   var NS = "http://www.w3.org/2000/svg";
   var nowMs = Date.now();
-  var byFeature = feats.map(function () { return []; });
-  tests.forEach(function (t, i) { if (t[1] >= 0) byFeature[t[1]].push(i); });
+
+  // ---- the test data, in parts (inside the page, or in data/ beside it) -------------------
+  var rowsOf = feats.map(function () { return null; });  // feature index -> its rows once loaded
+  var pending = {};  // part name -> its promise
+  var rowById = {};  // test id -> [row, feature index]
+  var allLoaded = false, loadError = null;
+  function part(name) {
+    if (!pending[name]) {
+      pending[name] = D.parts
+        ? Promise.resolve(D.parts[name])
+        : fetch(D.data_dir + "/" + name + ".json").then(function (r) {
+            if (!r.ok) throw new Error("HTTP " + r.status);
+            return r.json();
+          });
+      pending[name].catch(function (e) { failed(name, e); });
+    }
+    return pending[name];
+  }
+  function failed(name, e) {
+    if (loadError) return;
+    loadError = name;
+    var where = location.protocol === "file:"
+      ? " This page reads its tests from " + D.data_dir + "/ beside it, which a browser does not allow a page opened from disk: serve the folder (python3 -m http.server) or make a one-file page with `harness report MATRIX --format html`."
+      : "";
+    document.getElementById("warnings").appendChild(el("p", "warn bad load-error", "Could not load " + D.data_dir + "/" + name + ".json (" + (e && e.message || e) + ")." + where));
+  }
+  function loadFeature(fi) {
+    if (rowsOf[fi]) return Promise.resolve(rowsOf[fi]);
+    return Promise.all(feats[fi].parts.map(part)).then(function (chunks) {
+      if (!rowsOf[fi]) {
+        rowsOf[fi] = [].concat.apply([], chunks);
+        rowsOf[fi].forEach(function (row) { rowById[row[0]] = [row, fi]; });
+      }
+      return rowsOf[fi];
+    });
+  }
+  function loadAll() {
+    return Promise.all(feats.map(function (f, fi) { return loadFeature(fi); })).then(function () { allLoaded = true; });
+  }
+  var redraw = null;
+  function later(promise) {
+    // Draw again once `promise` has brought what the last draw was missing (once, however many ask).
+    promise.then(function () {
+      if (redraw) return;
+      redraw = setTimeout(function () { redraw = null; render(); }, 0);
+    }, function () {});
+  }
 
   cols.forEach(function (c) {
     var when = c.when ? Date.parse(c.when) : NaN;
@@ -34,6 +82,7 @@
   function stateLabel(state) { return (D.states[state] ? D.states[state].symbol + " " : "") + stateWord(state); }
   function outcomeLabel(o) { return (D.outcome_symbols[o] || "") + " " + o; }
   function fmtAge(h) { return h < 48 ? Math.round(h) + " h" : Math.round(h / 24) + " days"; }
+  function fmtSeconds(s) { return s === null || s === undefined ? "?" : s === 0 ? "<1 ms" : s < 1 ? Math.round(s * 1000) + " ms" : s.toFixed(1) + " s"; }
 
   // ---- URL state ---------------------------------------------------------------------
   function readState() {
@@ -68,7 +117,7 @@
     var dataCols = [];
     cols.forEach(function (c, i) { if (c.hasData) dataCols.push(i); });
     return function (t) {
-      var rs = t[2], i;
+      var rs = t[1], i;
       if (q && t[0].toLowerCase().indexOf(q) < 0) return false;
       if (S.outcome) {
         var hit = false;
@@ -95,16 +144,19 @@
   }
 
   // ---- header ------------------------------------------------------------------------
-  function sparkline(points) {
+  function spark(values, title) {
+    // values: numbers or null (a gap); drawn against the largest.
     var w = 90, h = 22, svg = document.createElementNS(NS, "svg");
     svg.setAttribute("class", "spark"); svg.setAttribute("width", w); svg.setAttribute("height", h);
     svg.setAttribute("role", "img");
-    var n = points.length, segs = [], cur = [], last = null;
-    points.forEach(function (p, i) {
-      if (p[1] === null || !p[2]) { if (cur.length) segs.push(cur); cur = []; return; }
+    var top = 0;
+    values.forEach(function (v) { if (v !== null && v > top) top = v; });
+    var n = values.length, segs = [], cur = [];
+    values.forEach(function (v, i) {
+      if (v === null) { if (cur.length) segs.push(cur); cur = []; return; }
       var x = n === 1 ? w / 2 : 2 + (i * (w - 4)) / (n - 1);
-      var y = h - 2 - (p[1] / p[2]) * (h - 4);
-      cur.push(x.toFixed(1) + "," + y.toFixed(1)); last = p;
+      var y = h - 2 - (top ? v / top : 0) * (h - 4);
+      cur.push(x.toFixed(1) + "," + y.toFixed(1));
     });
     if (cur.length) segs.push(cur);
     segs.forEach(function (seg) {
@@ -114,11 +166,17 @@
       line.setAttribute("stroke", "#0969da"); line.setAttribute("stroke-width", "1.5");
       svg.appendChild(line);
     });
-    var title = document.createElementNS(NS, "title");
-    title.textContent = "trend over " + n + " run(s)" + (last ? "; latest " + last[1] + "/" + last[2] + " features supported, " + last[4] + " failing tests" : "");
-    svg.appendChild(title);
-    svg.setAttribute("aria-label", title.textContent);
+    var t = document.createElementNS(NS, "title");
+    t.textContent = title;
+    svg.appendChild(t);
+    svg.setAttribute("aria-label", title);
     return svg;
+  }
+  function trendSpark(points) {
+    var last = null;
+    var values = points.map(function (p) { if (p[1] === null || !p[2]) return null; last = p; return p[1] / p[2]; });
+    var title = "trend over " + points.length + " run(s)" + (last ? "; latest " + last[1] + "/" + last[2] + " features supported, " + last[4] + " failing tests" : "");
+    return spark(values, title);
   }
   function columnHeader(c) {
     var th = el("th", "col" + (c.stale ? " stale" : "") + (c.hasData ? "" : c.shipped ? " no-data" : " not-shipped"));
@@ -136,7 +194,7 @@
     var score = c.score ? c.score.supported + "/" + c.score.judged + " features supported" : (why.length > 90 ? why.slice(0, 89) + "…" : why);
     th.appendChild(el("div", "score", score)).title = c.score ? "" : why;
     var trend = D.trend[c.id];
-    if (trend && trend.length) th.appendChild(sparkline(trend));
+    if (trend && trend.length) th.appendChild(trendSpark(trend));
     var details = el("details", "env");
     details.appendChild(el("summary", null, "environment"));
     var dl = el("dl");
@@ -199,15 +257,14 @@
     });
     return tr;
   }
-  function testRow(ti, vis) {
-    var t = tests[ti];
+  function testRow(t, vis) {
     var tr = el("tr", "test");
     tr.setAttribute("data-test", t[0]);
     var th = el("th", "tid", t[0]);
     th.setAttribute("scope", "row");
     tr.appendChild(th);
     vis.forEach(function (ci) {
-      var c = cols[ci], r = t[2][ci];
+      var c = cols[ci], r = t[1][ci];
       var td = el("td");
       td.setAttribute("data-col", c.id);
       var outcome = r ? OUT[r[0]] : (c.hasData ? "absent" : c.shipped ? "no-data" : "not-shipped");
@@ -220,6 +277,12 @@
       td.appendChild(b);
       tr.appendChild(td);
     });
+    return tr;
+  }
+  function noteRow(vis, cls, text) {
+    var tr = el("tr", cls), td = el("td", null, text);
+    td.colSpan = vis.length + 1;
+    tr.appendChild(td);
     return tr;
   }
   function figuresRow(rows, vis) {
@@ -269,14 +332,22 @@
     vis.forEach(function (ci) { hr.appendChild(columnHeader(cols[ci])); });
     thead.replaceChildren(hr);
     var match = makeMatcher(vis), active = testFilterActive(), frag = document.createDocumentFragment(), total = 0;
+    // A filter looks at every test: until all are here, the features are drawn without their counts.
+    var waiting = active && !allLoaded;
+    if (waiting && !loadError) later(loadAll());
     feats.forEach(function (f, fi) {
       if (S.feature && f.id !== S.feature) return;
-      var ids = byFeature[fi], hits = ids;
-      if (active) { hits = ids.filter(function (ti) { return match(tests[ti]); }); if (!hits.length) return; }
-      total += hits.length;
+      var rows = rowsOf[fi], hits = rows;
+      if (active && rows) { hits = rows.filter(match); if (!hits.length && !waiting) return; }
+      total += hits ? hits.length : 0;
       var open = active ? S.open.indexOf("!" + f.id) < 0 : S.open.indexOf(f.id) >= 0;
-      frag.appendChild(featureRow(fi, f, vis, open, hits.length, ids.length));
+      frag.appendChild(featureRow(fi, f, vis, open, hits ? hits.length : "…", f.tests));
       if (!open) return;
+      if (!rows) {
+        if (!loadError) later(loadFeature(fi));
+        frag.appendChild(noteRow(vis, "loading", loadError ? "tests not available (see the warning above)" : "loading " + f.tests + " tests…"));
+        return;
+      }
       if (D.figures[fi]) frag.appendChild(figuresRow(D.figures[fi], vis));
       var n = Math.min(hits.length, shown[f.id] || PAGE);
       for (var k = 0; k < n; k++) frag.appendChild(testRow(hits[k], vis));
@@ -290,9 +361,9 @@
       }
     });
     tbody.replaceChildren(frag);
-    document.getElementById("match-count").textContent = active
-      ? total + " of " + tests.length + " tests match"
-      : tests.length + " tests, " + feats.length + " features, " + cols.length + " columns";
+    document.getElementById("match-count").textContent = !active
+      ? D.test_count + " tests, " + feats.length + " features, " + cols.length + " columns"
+      : waiting ? "loading " + D.test_count + " tests to filter…" : total + " of " + D.test_count + " tests match";
     document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - t0)));
     renderReleases();
     showDetail();
@@ -341,35 +412,137 @@
     box.hidden = false;
   }
 
+  // ---- a test's history --------------------------------------------------------------
+  function unrle(s) { return s.charAt(0) === "*" ? new Array(Number(s.slice(2)) + 1).join(s.charAt(1)) : s; }
+  function codeLabel(code) { return D.history.codes[code] || code; }
+  function codeSymbol(code) {
+    var outcome = D.history.codes[code];
+    if (code === "K") return "⚑";
+    if (code === "-") return "·";
+    if (code === "?") return " ";
+    return D.outcome_symbols[outcome] || code;
+  }
+  function runText(i, c) {
+    var run = D.history.runs[i], build = (D.history.builds[c.id] || [])[i];
+    return "run " + run[0] + ", " + (build ? "torch " + build : "torch unknown") + ", " + run[1];
+  }
+  function timelineNodes(c, entry) {
+    // entry: [outcome codes, duration codes, verdict or 0] over D.history.runs (oldest first).
+    var codes = unrle(entry[0]), durs = unrle(entry[1]), v = entry[2] || {};
+    var box = el("div", "timeline");
+    box.setAttribute("data-col", c.id);
+    var strip = el("div", "tl-strip");
+    for (var i = 0; i < codes.length; i++) {
+      var mark = el("span", "tl-run oc-" + (codeLabel(codes[i]) || "").replace(/ /g, "-"), codeSymbol(codes[i]));
+      mark.title = runText(i, c) + ": " + codeLabel(codes[i]);
+      mark.setAttribute("data-code", codes[i]);
+      strip.appendChild(mark);
+    }
+    box.appendChild(strip);
+    var dl = el("dl");
+    function row(cls, k, text, i) {
+      dl.appendChild(el("dt", null, k));
+      var dd = el("dd", cls, text);
+      var url = i !== undefined ? safeUrl(D.history.runs[i][2]) : null;
+      if (url) { dd.appendChild(document.createTextNode(" ")); var a = el("a", null, "run log"); a.href = url; a.rel = "noopener noreferrer"; dd.appendChild(a); }
+      dl.appendChild(dd);
+    }
+    if (v.first_bad !== undefined) {
+      row("tl-first-bad", "first bad", runText(v.first_bad, c), v.first_bad);
+      row("tl-last-good", "last good", v.last_good !== undefined ? runText(v.last_good, c) : "none in the runs shown (bad since the first)", v.last_good);
+      if (v.fixed !== undefined) row("tl-fixed", "fixed in", runText(v.fixed, c), v.fixed);
+    } else {
+      row("tl-never", "failures", "none in the " + codes.length + " runs shown");
+    }
+    (v.flips || []).forEach(function (f) {
+      row("tl-flips", f[1] >= 2 ? "flaky across runs" : "changed once", f[1] + " flip(s) between good and bad within torch " + (f[0] || "unknown"));
+    });
+    if (v.reruns) row("tl-reruns", "passed on a rerun", "in " + v.reruns + " run(s)");
+    var seconds = [];
+    for (i = 0; i < durs.length; i++) { var s = D.history.durations[durs.charAt(i)]; seconds.push(s === undefined ? null : s); }
+    var known = seconds.filter(function (s) { return s !== null; });
+    if (known.length) {
+      var sorted = known.slice().sort(function (a, b) { return a - b; });
+      var text = fmtSeconds(known[0]) + " → " + fmtSeconds(known[known.length - 1]) + " (min " + fmtSeconds(sorted[0]) + ", max " + fmtSeconds(sorted[sorted.length - 1]) + ")";
+      row("tl-duration", "duration", text);
+      dl.lastChild.appendChild(spark(seconds, "duration over " + seconds.length + " run(s)"));
+    }
+    box.appendChild(dl);
+    return box;
+  }
+  function historySection(t, c, body) {
+    // Loaded when the test is opened: one part of the history (its test and its neighbours).
+    if (!D.history || t[3] < 0) return;
+    var section = el("section", "history");
+    section.appendChild(el("h3", null, "History (last " + D.history.runs.length + " published runs)"));
+    section.appendChild(el("p", "loading", "loading…"));
+    body.appendChild(section);
+    part("h" + t[3]).then(function (shard) {
+      var mine = shard[t[0]] || {};
+      var nodes = [el("h3", null, "History (last " + D.history.runs.length + " published runs)")];
+      if (mine[c.id]) {
+        nodes.push(el("h4", null, "on " + c.label + " (" + c.id + ")"));
+        nodes.push(timelineNodes(c, mine[c.id]));
+      } else nodes.push(el("p", null, "no recorded results on " + c.id));
+      cols.forEach(function (other) {
+        if (other.id === c.id || !mine[other.id]) return;
+        var line = el("p", "tl-other");
+        line.appendChild(el("span", "colid", other.id + " "));
+        var codes = unrle(mine[other.id][0]);
+        for (var i = 0; i < codes.length; i++) { var m = el("span", "tl-run", codeSymbol(codes[i])); m.title = runText(i, other) + ": " + codeLabel(codes[i]); line.appendChild(m); }
+        nodes.push(line);
+      });
+      section.replaceChildren.apply(section, nodes);
+    }, function () { section.replaceChildren(el("p", "warn", "history not available")); });
+  }
+
   // ---- cell detail -------------------------------------------------------------------
+  var detailShown = "";
   function showDetail() {
     var aside = document.getElementById("detail"), body = document.getElementById("detail-body");
-    var ti = S.test ? tests.findIndex(function (t) { return t[0] === S.test; }) : -1;
     var ci = cols.findIndex(function (c) { return c.id === S.col; });
-    var r = ti >= 0 && ci >= 0 ? tests[ti][2][ci] : null;
-    if (!r) { aside.hidden = true; body.replaceChildren(); return; }
-    var t = tests[ti], c = cols[ci], d = r[2] || {}, outcome = OUT[r[0]];
-    var nodes = [el("h2", "tid", t[0]), el("p", null, "on " + c.label + " (" + c.id + ")")];
-    nodes.push(el("p", "oc-" + outcome + " outcome", outcomeLabel(outcome)));
-    var dl = el("dl");
-    function row(k, v) { dl.appendChild(el("dt", null, k)); var dd = el("dd"); if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v); dl.appendChild(dd); }
-    if (feats[t[1]]) row("feature", feats[t[1]].title + " (" + feats[t[1]].id + ")");
-    if (d.c) row(outcome === "skipped" || outcome === "xfailed" ? "reason class" : "class", d.c);
-    if (d.l) { var url = safeUrl(d.l); if (url) { var a = el("a", null, d.l); a.href = url; a.rel = "noopener noreferrer"; row("known issue", a); } else row("known issue", d.l); }
-    if (r[1] !== null && r[1] !== undefined) row("duration", r[1] + " s");
-    if (d.a) row("attempts", d.a);
-    if (d.s !== undefined) row("strict", d.s ? "yes" : "no");
-    if (d.g) row("signal", d.g);
-    if (d.h) row("scope", d.h === "host" ? "host-side check (does not decide the state)" : "measurement (a figure, not a pass)");
-    if (d.p) Object.keys(d.p).forEach(function (k) { row(k, typeof d.p[k] === "object" ? JSON.stringify(d.p[k]) : d.p[k]); });
-    if (c.reproduce) row("rerun this test", el("code", "rerun", c.reproduce + " --test " + shellQuote(t[0])));
-    nodes.push(dl);
-    if (d.m) { nodes.push(el("h3", null, outcome === "skipped" || outcome === "xfailed" ? "Reason" : "Message")); nodes.push(el("pre", "message", d.m)); }
-    if (d.t) { nodes.push(el("h3", null, "Trace (trimmed)")); nodes.push(el("pre", "trace", d.t)); }
-    if (d.o) { nodes.push(el("h3", null, "Captured output (trimmed)")); nodes.push(el("pre", "output", d.o)); }
-    (d.x || []).forEach(function (m) { nodes.push(el("h3", null, "Also reported")); nodes.push(el("pre", null, m)); });
-    body.replaceChildren.apply(body, nodes);
+    if (!S.test || ci < 0) { aside.hidden = true; body.replaceChildren(); detailShown = ""; return; }
+    var found = rowById[S.test];
+    if (!found) {
+      if (!allLoaded && !loadError) loadAll().then(function () { if (rowById[S.test]) showDetail(); });
+      else { aside.hidden = true; body.replaceChildren(); detailShown = ""; }
+      return;
+    }
+    var t = found[0], r = t[1][ci];
+    if (!r) { aside.hidden = true; body.replaceChildren(); detailShown = ""; return; }
+    var key = S.test + "\n" + S.col;
+    if (key === detailShown && !aside.hidden) return;  // already drawn (a redraw of the table must not reload it)
+    detailShown = key;
+    var c = cols[ci], outcome = OUT[r[0]];
+    body.replaceChildren(el("h2", "tid", t[0]), el("p", null, "on " + c.label + " (" + c.id + ")"), el("p", "oc-" + outcome + " outcome", outcomeLabel(outcome)));
     aside.hidden = false;
+    var detailPart = t[2] >= 0 ? part("d" + t[2]) : Promise.resolve({});
+    detailPart.then(function (chunk) {
+      if (detailShown !== key) return;
+      var d = ((chunk[t[0]] || [])[ci]) || {};
+      var nodes = [];
+      var dl = el("dl");
+      function row(k, v) { dl.appendChild(el("dt", null, k)); var dd = el("dd"); if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v); dl.appendChild(dd); }
+      var fi = found[1];
+      if (feats[fi]) row("feature", feats[fi].title + " (" + feats[fi].id + ")");
+      if (d.c) row(outcome === "skipped" || outcome === "xfailed" ? "reason class" : "class", d.c);
+      if (d.l) { var url = safeUrl(d.l); if (url) { var a = el("a", null, d.l); a.href = url; a.rel = "noopener noreferrer"; row("known issue", a); } else row("known issue", d.l); }
+      if (r[1] !== null && r[1] !== undefined) row("duration", r[1] + " s");
+      if (d.a) row("attempts", d.a);
+      if (d.s !== undefined) row("strict", d.s ? "yes" : "no");
+      if (d.g) row("signal", d.g);
+      if (d.h) row("scope", d.h === "host" ? "host-side check (does not decide the state)" : "measurement (a figure, not a pass)");
+      if (d.p) Object.keys(d.p).forEach(function (k) { row(k, typeof d.p[k] === "object" ? JSON.stringify(d.p[k]) : d.p[k]); });
+      if (c.reproduce) row("rerun this test", el("code", "rerun", c.reproduce + " --test " + shellQuote(t[0])));
+      nodes.push(dl);
+      if (d.m) { nodes.push(el("h3", null, outcome === "skipped" || outcome === "xfailed" ? "Reason" : "Message")); nodes.push(el("pre", "message", d.m)); }
+      if (d.t) { nodes.push(el("h3", null, "Trace (trimmed)")); nodes.push(el("pre", "trace", d.t)); }
+      if (d.o) { nodes.push(el("h3", null, "Captured output (trimmed)")); nodes.push(el("pre", "output", d.o)); }
+      (d.x || []).forEach(function (m) { nodes.push(el("h3", null, "Also reported")); nodes.push(el("pre", null, m)); });
+      nodes.forEach(function (n) { body.appendChild(n); });
+      historySection(t, c, body);
+      body.setAttribute("data-ready", key);
+    });
   }
 
   // ---- filters and page chrome -------------------------------------------------------
@@ -377,7 +550,7 @@
   function setupFilters() {
     var fo = document.getElementById("f-outcome"), fb = document.getElementById("f-backend");
     var ff = document.getElementById("f-feature"), fonly = document.getElementById("f-only");
-    option(fo, "", "any"); option(fo, "problems", "✘ any failure (failed, error, timeout, crashed)");
+    option(fo, "", "any"); option(fo, "problems", "✘ any failure (" + D.bad.join(", ") + ")");
     OUT.forEach(function (o) { option(fo, o, outcomeLabel(o)); });
     option(fb, "", "all columns");
     cols.forEach(function (c) { option(fb, c.id, c.name + " (" + c.id + ")"); });
@@ -422,7 +595,7 @@
     if (empty.length) warn.appendChild(el("p", "warn", "NO DATA: " + empty.map(function (c) { return c.name + " (" + (c.error || "no test results") + ")"; }).join(", ") + ". These columns are left out of every score."));
     D.input_errors.forEach(function (e) { warn.appendChild(el("p", "warn bad", "Input not read: " + e)); });
     var withData = cols.filter(function (c) { return c.hasData; }).length;
-    document.getElementById("summary").textContent = tests.length + " tests · " + feats.length + " features · " + withData + " of " + cols.length + " columns with data.";
+    document.getElementById("summary").textContent = D.test_count + " tests · " + feats.length + " features · " + withData + " of " + cols.length + " columns with data.";
     var legend = document.getElementById("legend");
     legend.appendChild(el("strong", null, "Legend: "));
     Object.keys(D.states).forEach(function (s) { legend.appendChild(el("span", "st-" + s, stateLabel(s) + ": " + D.states[s].meaning)); });

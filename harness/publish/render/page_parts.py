@@ -1,0 +1,203 @@
+"""The page's test data in parts, so that a site of 20 columns x 50,000 tests draws at once and no
+file of it comes near GitHub's limits: the page's own file holds the head (columns, features, the
+roll-up, the trend); the tests come in parts the page loads when a feature, a test or a filter needs
+them. A small matrix keeps every part inside the page (one file that works from file://).
+
+    r<feature>-<k>   a feature's test rows, up to ROWS_PER_PART: [id, cells, detail part, timeline part],
+                     a cell [outcome index, duration] per column (0: no result there)
+    d<n>             details of tests (message, trace, skip class, ...): {test id: [per column: {...} or 0]},
+                     cut at DETAIL_PART_BYTES so that even a run where everything fails stays small
+    h<n>             per-test history: {test id: {column: [outcome codes, duration codes, verdict]}}, for
+                     TIMELINE_TESTS tests; the runs and builds they follow are in the head
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from harness import jsonio
+from harness.model import Matrix, TestResult
+from harness.outcomes import Outcome, Scope
+from harness.publish.history import RunResults, RunSummary
+from harness.publish.render.figures import figure_row
+from harness.publish.timeline import column_builds, is_quiet, judge, transposed
+
+ROWS_PER_PART: Final = 2_000
+DETAIL_PART_BYTES: Final = 512 * 1024
+TIMELINE_TESTS: Final = 64
+TRACE_CAP: Final = 4_000
+MESSAGE_CAP: Final = 2_000
+
+
+@dataclass
+class Parts:
+    """Every part by name, and where each feature's rows are."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    features: list[list[str]] = field(default_factory=list)  # feature index -> its row parts, in order
+
+    def encoded(self) -> dict[str, bytes]:
+        return {name: jsonio.dumps(value, int_keys=True) for name, value in self.data.items()}
+
+
+def trim_text(text: str | None, cap: int) -> str | None:
+    if not text or len(text) <= cap:
+        return text
+    head = cap // 3
+    return f"{text[:head]}\n… [{len(text) - cap} characters trimmed; see the cell's files] …\n{text[-(cap - head) :]}"
+
+
+@functools.lru_cache(maxsize=65_536)
+def duration3(value: float | None) -> float | None:
+    """Three significant digits for the page (results share durations: each is rounded once)."""
+    if value is None:
+        return None
+    return float(f"{value:.3g}")
+
+
+def detail(result: TestResult) -> dict[str, Any]:
+    """What the page's panel shows of one result beyond its outcome and duration."""
+    properties: dict[str, Any] = {}
+    for key, value in result.properties.items():
+        row = (
+            figure_row("", "", "", key[len("perf.") :], value)
+            if key.startswith("perf.") and isinstance(value, dict)
+            else None
+        )
+        if row is not None:
+            extra = ", ".join(x for x in (row.shape, row.dtype) if x)
+            properties[row.label] = (
+                row.value_text + (f" ({extra})" if extra else "") + (f"; claim: {row.claim}" if row.claim else "")
+            )
+        else:
+            properties[key] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
+    found = {
+        "m": trim_text(result.message, MESSAGE_CAP),
+        "t": trim_text(result.trace, TRACE_CAP),
+        "o": trim_text(result.output, MESSAGE_CAP),
+        "c": result.skip_class.value if result.skip_class else None,
+        "l": result.link,
+        "a": result.attempts if result.attempts > 1 else None,
+        "p": properties or None,
+        "s": result.strict,
+        "g": result.signal,
+        "h": result.scope.value if result.scope is not Scope.BACKEND else None,
+        "x": [trim_text(m, MESSAGE_CAP) for m in result.extra_messages] or None,
+    }
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _has_detail(result: TestResult) -> bool:
+    return result.outcome is not Outcome.PASSED or bool(result.properties) or result.scope is not Scope.BACKEND
+
+
+def build_parts(
+    matrix: Matrix,
+    runs: Sequence[RunSummary] = (),
+    results: Sequence[RunResults | None] = (),
+) -> Parts:
+    """Every part of the page's test data (the history parts only when runs with results are given)."""
+    columns = matrix.columns
+    col_index = {c.id: i for i, c in enumerate(columns)}
+    feat_index = {f.id: i for i, f in enumerate(matrix.features)}
+    out_index = {o: i for i, o in enumerate(Outcome)}
+    timelines = _timeline_parts(matrix, runs, results) if any(r is not None for r in results) else {}
+    parts = Parts(features=[[] for _ in matrix.features])
+    cells: dict[int, list[Any]] = {}  # a result shared by many tests is projected once
+    details: dict[int, dict[str, Any]] = {}
+    detail_part: dict[str, Any] = {}
+    detail_bytes = 0
+    detail_count = 0
+    rows: dict[int, list[list[Any]]] = {}
+    for number, test in enumerate(matrix.tests):
+        row_cells: list[Any] = [0] * len(columns)
+        own: list[Any] = [0] * len(columns)
+        for column_id, result in test.results.items():
+            index = col_index.get(column_id)
+            if index is None:
+                continue
+            cell = cells.get(id(result))
+            if cell is None:
+                cell = cells[id(result)] = [out_index[result.outcome], duration3(result.duration)]
+            row_cells[index] = cell
+            if _has_detail(result):
+                found = details.get(id(result))
+                if found is None:
+                    found = details[id(result)] = detail(result)
+                if found:
+                    own[index] = found
+        detail_ref = -1
+        if any(own):
+            size = len(jsonio.dumps(own)) + len(test.id) + 8
+            if detail_part and detail_bytes + size > DETAIL_PART_BYTES:
+                parts.data[f"d{detail_count}"] = detail_part
+                detail_count += 1
+                detail_part, detail_bytes = {}, 0
+            detail_part[test.id] = own
+            detail_bytes += size
+            detail_ref = detail_count
+        shard = number // TIMELINE_TESTS if timelines else -1
+        fi = feat_index.get(test.feature, -1)
+        rows.setdefault(fi, []).append([test.id, row_cells, detail_ref, shard])
+    if detail_part:
+        parts.data[f"d{detail_count}"] = detail_part
+    for fi, feature_rows in rows.items():
+        if fi < 0:
+            continue
+        for k in range(0, len(feature_rows), ROWS_PER_PART):
+            name = f"r{fi}-{k // ROWS_PER_PART}"
+            parts.data[name] = feature_rows[k : k + ROWS_PER_PART]
+            parts.features[fi].append(name)
+    parts.data.update(timelines)
+    return parts
+
+
+def _rle(codes: str) -> str:
+    """A run of one code is written `*<code><count>` (most timelines are one outcome throughout)."""
+    return f"*{codes[0]}{len(codes)}" if codes and codes.count(codes[0]) == len(codes) else codes
+
+
+def _timeline_parts(
+    matrix: Matrix, runs: Sequence[RunSummary], results: Sequence[RunResults | None]
+) -> dict[str, dict[str, Any]]:
+    """h<n>: per test and column, the outcome codes and duration codes over the runs, and the verdict
+    (first bad, last good, flips: harness/publish/timeline.py) where there is something to say."""
+    ids = [t.id for t in matrix.tests]
+    shards: dict[str, dict[str, Any]] = {f"h{n}": {} for n in range((len(ids) + TIMELINE_TESTS - 1) // TIMELINE_TESTS)}
+    recorded = {c for found in results if found is not None for c in found.outcomes}
+    for column in matrix.columns:
+        if column.id not in recorded:
+            continue
+        builds = column_builds(runs, column.id)
+        o_rows, d_rows = transposed(ids, runs, results, column.id)
+        for number, (test, codes, durations) in enumerate(zip(ids, o_rows, d_rows, strict=True)):
+            if codes.count("?") == len(codes):
+                continue
+            verdict = 0 if is_quiet(codes) else judge(codes, builds).to_json()
+            shards[f"h{number // TIMELINE_TESTS}"].setdefault(test, {})[column.id] = [
+                _rle(codes),
+                _rle(durations),
+                verdict,
+            ]
+    return shards
+
+
+def history_head(runs: Sequence[RunSummary], results: Sequence[RunResults | None], columns: Sequence[str]) -> Mapping:
+    """What every history part follows: the runs (oldest first) and each column's build per run."""
+    from harness.publish.history import CODE_OUTCOMES, DURATION_ALPHABET, duration_of
+
+    return {
+        "runs": [[r.run, r.generated_at, r.run_url] for r in runs],
+        "recorded": [found is not None for found in results],
+        "builds": {c: column_builds(runs, c) for c in columns},
+        "codes": {
+            **{code: ("known issue" if code == "K" else outcome.value) for code, outcome in CODE_OUTCOMES.items()},
+            "-": "no result",
+            "?": "not recorded",
+        },
+        "durations": {code: duration_of(code) for code in DURATION_ALPHABET},
+    }
