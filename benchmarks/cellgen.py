@@ -91,10 +91,14 @@ def _report(phase: str, result: str, *, when: float, nodeid: str, worker: str, p
     return record
 
 
-def write_cell(root: Path, backend: str, tests: int, seed: int = 0) -> Path:
-    """One cell dir under `root`; returns its path."""
-    rng = random.Random(f"{backend}-{seed}")
-    cell = root / f"{backend}-bench"
+def write_cell(
+    root: Path, backend: str, tests: int, seed: int = 0, *, cell_id: str | None = None, chatty: float = CHATTY_SHARE
+) -> Path:
+    """One cell dir under `root`; returns its path. `cell_id` names a column of its own (several per
+    backend, as for several torch builds); `chatty` is the share of tests with large captured output."""
+    cell_id = cell_id or f"{backend}-bench"
+    rng = random.Random(f"{cell_id if cell_id != f'{backend}-bench' else backend}-{seed}")
+    cell = root / cell_id
     cell.mkdir(parents=True, exist_ok=True)
     ids = list(test_ids(tests))
     groups: dict[str, list[str]] = {}
@@ -155,7 +159,7 @@ def write_cell(root: Path, backend: str, tests: int, seed: int = 0) -> Path:
                 lines.append({"event": "finish", **last, "passed": passed, "user_properties": None})
             else:
                 lines.append({"event": "pass", **last, "duration": round(sum(passed.values()), 6)})
-            if rng.random() < CHATTY_SHARE:
+            if rng.random() < chatty:
                 output = _output(int(CHATTY_BYTES * (0.5 + rng.random())))
                 body += f"<system-out>{escape(output)}</system-out>"
                 for line in lines:
@@ -179,7 +183,7 @@ def write_cell(root: Path, backend: str, tests: int, seed: int = 0) -> Path:
         events.write(json.dumps({"event": "session_finish", "time": t0 + tests, "exitstatus": 1}) + "\n")
         junit.write("</testsuite></testsuites>\n")
     manifest = {
-        "manifest_version": 1, "cell_id": f"{backend}-bench", "run_id": f"bench-{backend}-{seed}",
+        "manifest_version": 1, "cell_id": cell_id, "run_id": f"bench-{cell_id}-{seed}",
         "run_attempt": 1, "backend": backend, "mode": "container", "status": "completed",
         "started_at": "2026-11-30T00:00:00Z", "finished_at": "2026-11-30T01:00:00Z",
         "harness_version": "0.1.0", "suite_sha": "0123456789abcdef0123456789abcdef01234567",

@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
 VERB_ORDER = (
     "run", "merge", "import", "report", "backends", "build", "wheelhouse",
-    "plan", "diff", "gate", "badge", "publish", "history", "prune",
+    "plan", "collect", "diff", "gate", "badge", "publish", "history", "comment", "prune",
 )  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from harness.registry import load_registry
 from tests.conftest import REPO, in_ci
 
 WORKFLOWS = REPO / ".github" / "workflows"
-FILES = ("ci.yml", "compat-matrix.yml")
+FILES = ("ci.yml", "compat-matrix.yml", "matrix.yml", "pr-matrix.yml", "pr-comment.yml", "matrix-comment.yml")
 
 
 def _text(name: str) -> str:
@@ -21,7 +21,7 @@ def _text(name: str) -> str:
 
 
 @pytest.mark.slow  # runs actionlint
-def test_actionlint_passes_on_both_workflows() -> None:
+def test_actionlint_passes_on_every_workflow() -> None:
     binary = shutil.which("actionlint")
     if binary is None:
         if in_ci():
@@ -41,26 +41,53 @@ def test_actionlint_catches_a_broken_workflow(tmp_path: Path) -> None:
             pytest.fail("actionlint is required in CI")
         pytest.skip("actionlint is not installed")
     broken = tmp_path / "broken.yml"
-    broken.write_text(_text("compat-matrix.yml").replace("needs.plan.outputs.matrix", "needs.plan.outputs.nope"))
+    broken.write_text(_text("matrix.yml").replace("needs.plan.outputs.matrix", "needs.plan.outputs.nope"))
     assert subprocess.run([binary, str(broken)], capture_output=True, timeout=120, check=False).returncode != 0
 
 
 def test_matrix_comes_from_harness_plan() -> None:
-    text = _text("compat-matrix.yml")
+    text = _text("matrix.yml")
     assert "harness plan --format github" in text and '>> "$GITHUB_OUTPUT"' in text
     assert "matrix: ${{ fromJson(needs.plan.outputs.matrix) }}" in text
     assert "runs-on: ${{ matrix.runner_labels }}" in text
     assert "fail-fast: false" in text
-    assert "name: cell-${{ matrix.cell_id }}" in text and "pattern: cell-*" in text
+    assert "name: cell-${{ matrix.cell_id }}" in text and "name: cell ${{ matrix.cell_id }}" in text
+    assert "harness collect --plan plan.json" in text, "the merge collects the cells as they arrive"
+    for needed in ("workflow_call:", "actions/deploy-pages", "actions/upload-pages-artifact"):
+        assert needed in text
+
+
+def test_the_reusable_workflow_takes_what_a_caller_needs() -> None:
+    """Inputs for the suites, the features file, backends, torch versions, runner labels, the deadline,
+    the gate and whether to publish; this repository's nightly and pull requests call it."""
+    text = _text("matrix.yml")
+    inputs = text[text.index("    inputs:") : text.index("\nenv:")]
+    for name in (
+        "suites", "features", "backends", "torch", "tests", "runner-labels", "publish", "page-url", "deadline",
+        "gate", "harness-repository", "harness-ref",
+    ):  # fmt: skip
+        assert f"      {name}:\n" in inputs, name
+    assert "merge:\n    # Not `needs: cell`" in text, "a cell no runner picks up must not hold the merge"
+    for caller in ("compat-matrix.yml", "pr-matrix.yml"):
+        assert "uses: ./.github/workflows/matrix.yml" in _text(caller), caller
+    nightly = _text("compat-matrix.yml")
     for needed in (
         "schedule:",
         "workflow_dispatch:",
         "torch:",
-        "actions/deploy-pages",
-        "actions/upload-pages-artifact",
+        "backends:",
+        "tests:",
+        "pages: write",
+        "id-token: write",
     ):
-        assert needed in text
-    assert "pages: write" in text and "id-token: write" in text
+        assert needed in nightly, needed
+    assert "pull_request:" in _text("pr-matrix.yml") and "publish: false" in _text("pr-matrix.yml")
+    comment = _text("pr-comment.yml")
+    assert "workflow_run:" in comment and "workflows: [pr-matrix]" in comment
+    assert "uses: ./.github/workflows/matrix-comment.yml" in comment and "pull-requests: write" in comment
+    poster = _text("matrix-comment.yml")
+    assert "run-id: ${{ github.event.workflow_run.id }}" in poster and "--head-sha" in poster
+    assert "actions/checkout@v4\n        with:\n          repository:" in poster, "it never checks out the pull request"
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -93,10 +120,10 @@ def test_ci_runs_lint_tests_a_cpu_cell_and_keeps_the_page() -> None:
 def test_jobs_install_the_harness_one_way_and_self_hosted_cells_need_no_tool_cache() -> None:
     for name in FILES:
         text = _text(name)
-        assert "pip install -e ." not in text, f"{name}: install the harness with ./.github/actions/setup-harness"
-    compat = _text("compat-matrix.yml")
-    assert compat.count("uses: ./.github/actions/setup-harness") == 3  # plan, cell, merge
-    cell = compat[compat.index("\n  cell:") : compat.index("\n  merge:")]
+        assert "pip install -e ." not in text, f"{name}: install the harness with the setup-harness action"
+    matrix = _text("matrix.yml")
+    assert matrix.count("uses: ./.torch-compat/.github/actions/setup-harness") == 4  # plan, cell, merge, gate
+    cell = matrix[matrix.index("\n  cell:") : matrix.index("\n  merge:")]
     setup_python = cell[cell.index("uses: actions/setup-python") - 120 : cell.index("uses: actions/setup-python") + 120]
     assert "if: ${{ !matrix.self_hosted }}" in setup_python, "a self-hosted GPU box has no tool cache for setup-python"
     assert "if: ${{ matrix.self_hosted }}" in cell and "harness prune --budget" in cell
@@ -105,7 +132,7 @@ def test_jobs_install_the_harness_one_way_and_self_hosted_cells_need_no_tool_cac
 
 
 def test_the_torch_input_takes_a_list_of_versions() -> None:
-    text = _text("compat-matrix.yml")
-    assert "comma-separated (e.g. 2.13.0,2.14.1,2.15.0)" in text
-    assert 'harness plan --format github ${TORCH:+--torch "$TORCH"}' in text
+    assert "comma-separated (e.g. 2.13.0,2.14.1,2.15.0)" in _text("compat-matrix.yml")
+    text = _text("matrix.yml")
+    assert '[ -z "$TORCH" ] || args+=(--torch "$TORCH")' in text
     assert "TORCH: ${{ matrix.torch }}" in text and '${TORCH:+--torch "$TORCH"}' in text

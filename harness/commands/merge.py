@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="read up to N cells at once in worker processes (default: one more than the cores, at most 8)",
+        help="read up to N cells at once in worker processes (default: one more than the cores for a few cells, as "
+        "many as the cores for more; at most 8)",
     )
     parser.add_argument(
         "--expect",

@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--container", action="store_true", help="run in the backend's image (default with --backend)")
     parser.add_argument("--suites", type=Path, default=Path("suites"), help="suites directory (default: ./suites)")
     parser.add_argument(
+        "--features", type=Path, help="the features file (titles, releases, claims; default: SUITES/features.toml)"
+    )
+    parser.add_argument(
         "--results-dir", type=Path, default=Path("results"), help="where cell dirs go (default: ./results)"
     )
     parser.add_argument(
@@ -95,6 +98,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         progress=not args.no_progress,
         cpu_only=True if args.cpu_only else False if args.require_device else None,
         tests=tuple(args.test),
+        features_file=args.features,
     )
 
 

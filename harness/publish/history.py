@@ -260,25 +260,17 @@ def result_codes(matrix: Matrix) -> tuple[list[str], dict[str, str], dict[str, s
     ids = [row.id for row in matrix.tests]
     outcomes: dict[str, str] = {}
     durations: dict[str, str] = {}
-    coded: dict[int, tuple[str, str]] = {}
+    coded: dict[int, tuple[str, str]] = {id(None): (ABSENT_CODE, NO_DURATION)}
     for column in matrix.columns:
         if not column.has_data:
             continue
-        o_chars: list[str] = []
-        d_chars: list[str] = []
-        for row in matrix.tests:
-            result = row.results.get(column.id)
-            if result is None:
-                o_chars.append(ABSENT_CODE)
-                d_chars.append(NO_DURATION)
-                continue
-            pair = coded.get(id(result))
-            if pair is None:
-                pair = coded[id(result)] = (outcome_code(result), duration_code(result.duration))
-            o_chars.append(pair[0])
-            d_chars.append(pair[1])
-        outcomes[column.id] = "".join(o_chars)
-        durations[column.id] = "".join(d_chars)
+        found = [row.results.get(column.id) for row in matrix.tests]
+        for result in found:
+            if id(result) not in coded:
+                coded[id(result)] = (outcome_code(result), duration_code(result.duration))  # type: ignore[union-attr]
+        pairs = [coded[id(result)] for result in found]
+        outcomes[column.id] = "".join([pair[0] for pair in pairs])
+        durations[column.id] = "".join([pair[1] for pair in pairs])
     return ids, outcomes, durations
 
 

@@ -11,10 +11,11 @@ break a streak nor end one.
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from harness.publish.history import (
     BAD_CODES,
@@ -120,9 +121,13 @@ def judge(codes: str, builds: Sequence[str | None]) -> Verdict:
     return Verdict(first_bad=first_bad, last_good=last_good, fixed=fixed, flips=flips, reruns=reruns)
 
 
+# A bad outcome, or a pass only on a rerun: the codes that give a timeline something to say.
+NOTEWORTHY: Final = re.compile("[" + re.escape("".join(sorted(BAD_CODES | {"k"}))) + "]")
+
+
 def is_quiet(codes: str) -> bool:
     """Nothing to say beyond the codes themselves: never bad, never passed on a rerun."""
-    return not (BAD_CODES.intersection(codes) or "k" in codes)
+    return NOTEWORTHY.search(codes) is None
 
 
 @dataclass(frozen=True)

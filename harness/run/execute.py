@@ -53,6 +53,7 @@ class RunOptions:
     # the backend was not named, True = also for a named one, False = never (NO DATA instead).
     cpu_only: bool | None = None
     tests: tuple[str, ...] = ()  # only these node ids (relative to the suites dir); empty: all
+    features_file: Path | None = None  # the features' titles and claims; default: <suites>/features.toml
 
 
 @dataclass
@@ -102,12 +103,13 @@ def no_torch(python: str, env_probe: dict[str, Any]) -> InfrastructureError:
 
 
 # -- facts about the suites ----------------------------------------------------------------
-def load_features(suites_dir: Path) -> dict[str, Any]:
-    path = suites_dir / "features.toml"
+def load_features(suites_dir: Path, path: Path | None = None) -> dict[str, Any]:
+    path = path or suites_dir / "features.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"{suites_dir}: no features.toml", hint="is this the suites/ directory?") from None
+        where = f"{suites_dir}: no features.toml" if path == suites_dir / "features.toml" else f"{path}: no such file"
+        raise UsageError(where, hint="is this the suites/ directory? (--features names another file)") from None
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: invalid TOML: {err}") from err
     features = data.get("features")
@@ -341,7 +343,7 @@ def _new_cell(
     opts: RunOptions, backend: Backend, mode: str, torch: str | None = None, variant: str | None = None
 ) -> tuple[CellDir, dict[str, Any]]:
     """A new cell dir with its manifest written (before anything runs)."""
-    features = load_features(opts.suites_dir)
+    features = load_features(opts.suites_dir, opts.features_file)
     cell_id = resolve_cell_id(opts, backend, torch, variant)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     cell = CellDir(opts.results_dir / f"{cell_id}-{stamp}")

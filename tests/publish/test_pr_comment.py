@@ -1,0 +1,160 @@
+"""The pull request comment: rendered against the published matrix, then posted and updated in place
+through GitHub's REST API, here a local stand-in that records and checks every request
+(tests/workflows/github_standin.py). The same stand-in serves the workflow runs under act."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.github_api import GitHub
+from harness.matrix_json import write_matrix
+from harness.merge.combine import merge_cell_dirs
+from harness.publish.render.prcomment import COMMENT_LIMIT, MARKER, render_comment
+from tests.publishing_cells import REGRESSED, real_cells
+from tests.workflows.github_standin import GitHubStandIn
+
+REPO_NAME = "torch-compat/torch-compat"
+TOKEN = "ghs_standin_token"
+
+
+@pytest.fixture(scope="module")
+def matrices(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The published nightly (cpu, a cu130 column, a NO DATA rocm one) and a pull request's cpu column."""
+    cells = real_cells()
+    out = tmp_path_factory.mktemp("pr")
+    write_matrix(merge_cell_dirs([cells.base, cells.stale, cells.nodata]), out / "published.json")
+    write_matrix(merge_cell_dirs([cells.new]), out / "pr.json")
+    return {"published": out / "published.json", "pr": out / "pr.json"}
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    stand_in = GitHubStandIn(REPO_NAME, TOKEN, runs={}, pages=tmp_path).start()
+    monkeypatch.setenv("GITHUB_API_URL", stand_in.api_url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO_NAME)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    yield stand_in
+    stand_in.stop()
+    assert stand_in.unexpected == [], f"requests the API stand-in does not know: {stand_in.unexpected}"
+
+
+def test_the_comment_compares_the_pull_requests_column_and_marks_the_published_ones(matrices, tmp_path) -> None:
+    out = tmp_path / "comment.md"
+    args = ["comment", "render", str(matrices["pr"]), "--published", str(matrices["published"])]
+    assert main([*args, "--published-url", "https://torch-compat.github.io/torch-compat/", "-o", str(out)]) == 0
+    body = out.read_text(encoding="utf-8")
+    assert body.startswith(MARKER + "\n## PyTorch compatibility matrix: this pull request\n")
+    rows = {line.split(" | ")[1]: line for line in body.splitlines() if line.startswith("| ") and " | `" in line}
+    assert "this pull request (torch 2.13.0+cpu)" in rows["`cpu`"] and rows["`cpu`"].endswith("| 1 | 1 |")
+    assert "_the published run_" in rows["`cu130`"] and rows["`cu130`"].endswith("| – | – |")
+    assert "_the published run_" in rows["`rocm`"] and "NO DATA" in rows["`rocm`"]
+    assert "are not run on pull requests" in body
+    assert "### CPU `cpu`: 1 newly failing, 1 newly passing" in body
+    assert f"- `{REGRESSED}` (passed → failed): AssertionError: regressed" in body
+    assert "- `alpha/test_a.py::test_fixed` (failed → passed)" in body
+    assert "| Feature | Published | This pull request |" in body
+    assert body.rstrip().endswith("**1 new regression(s)** against the published matrix.")
+
+
+def test_without_a_published_matrix_the_comment_says_so(matrices) -> None:
+    from harness.matrix_json import load_matrix
+
+    body = render_comment(load_matrix(matrices["pr"]), None)
+    assert "No published matrix to compare with yet" in body and "newly failing" not in body.lower().split("|")[0]
+
+
+def test_a_huge_diff_stays_within_githubs_comment_limit(matrices) -> None:
+    from harness.matrix_json import load_matrix
+
+    pr, published = load_matrix(matrices["pr"]), load_matrix(matrices["published"])
+    body = render_comment(pr, published, cap=10**6)
+    assert len(body) <= COMMENT_LIMIT
+    huge = render_comment(pr, published)
+    assert len(huge) <= COMMENT_LIMIT
+
+
+def _post(body: Path, pr: int = 7, head: str | None = "abc123") -> int:
+    return main(["comment", "post", "--pr", str(pr), "--body", str(body), *(["--head-sha", head] if head else [])])
+
+
+def test_the_comment_is_created_once_then_updated_in_place(matrices, hub, tmp_path, capsys) -> None:
+    pull = hub.open_pull_request(7, "abc123")
+    hub.add_comment(7, f"{MARKER} quoted by a person, not ours", "someone")  # the marker alone is not enough
+    for n in range(120):  # more than a page of comments before ours
+        hub.add_comment(7, f"comment {n}", "reviewer")
+    first, second = tmp_path / "first.md", tmp_path / "second.md"
+    first.write_text(f"{MARKER}\nfirst push\n", encoding="utf-8")
+    second.write_text(f"{MARKER}\nsecond push\n", encoding="utf-8")
+    assert _post(first) == 0
+    assert "comment created on pull request #7" in capsys.readouterr().out
+    pull.head_sha = "def456"
+    assert _post(second, head="def456") == 0
+    assert "comment updated on pull request #7" in capsys.readouterr().out
+    ours = [c for c in pull.comments if c["user"]["login"] == "github-actions[bot]"]
+    assert len(ours) == 1 and ours[0]["body"] == second.read_text()
+    assert pull.comments[0]["body"].endswith("quoted by a person, not ours"), "someone else's comment was touched"
+    methods = [(c.method, c.path.split("/api/repos/torch-compat/torch-compat/")[-1]) for c in hub.calls]
+    assert methods == [
+        ("GET", "pulls/7"),
+        ("GET", "issues/7/comments"),
+        ("GET", "issues/7/comments"),
+        ("POST", "issues/7/comments"),
+        ("GET", "pulls/7"),
+        ("GET", "issues/7/comments"),
+        ("GET", "issues/7/comments"),
+        ("PATCH", f"issues/comments/{ours[0]['id']}"),
+    ]
+    assert {c.authorization for c in hub.calls} == {f"Bearer {TOKEN}"}
+    assert [c.query["page"] for c in hub.api_calls("GET", "comments")][:2] == [["1"], ["2"]]
+
+
+def test_a_run_of_another_commit_does_not_comment(hub, tmp_path, capsys) -> None:
+    hub.open_pull_request(8, "newer")
+    body = tmp_path / "c.md"
+    body.write_text(f"{MARKER}\nx\n", encoding="utf-8")
+    assert _post(body, pr=8, head="older") == 2
+    assert "pull request #8 is at newer, but the run tested older: not commenting" in capsys.readouterr().err
+    assert hub.api_calls("POST") == [] and hub.api_calls("PATCH") == []
+
+
+def test_without_permission_the_job_summary_carries_the_comment(hub, tmp_path, monkeypatch, capsys) -> None:
+    hub.open_pull_request(9, "abc123")
+    hub.read_only = True
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    body = tmp_path / "c.md"
+    body.write_text(f"{MARKER}\nthe text\n", encoding="utf-8")
+    assert _post(body, pr=9) == 0
+    assert "::warning::not allowed to comment on pull request #9" in capsys.readouterr().out
+    assert summary.read_text(encoding="utf-8") == body.read_text(encoding="utf-8")
+
+
+def test_bad_input_is_one_line(hub, tmp_path, capsys) -> None:
+    body = tmp_path / "c.md"
+    body.write_text("no marker here\n", encoding="utf-8")
+    assert _post(body) == 2
+    assert "has no marker" in capsys.readouterr().err
+    body.write_text(MARKER, encoding="utf-8")
+    assert main(["comment", "post", "--pr", "7; rm -rf /", "--body", str(body)]) == 2
+    assert "is not a pull request number" in capsys.readouterr().err
+    assert hub.calls == []
+
+
+def test_artifacts_are_listed_by_page_and_downloaded_without_the_token(hub, tmp_path) -> None:
+    store = tmp_path / "run-1"
+    for n in range(105):
+        (store / "artifacts" / f"cell-{n:03d}").mkdir(parents=True)
+        (store / "artifacts" / f"cell-{n:03d}" / "x.txt").write_text(str(n))
+    hub.runs[1001] = store
+    api = GitHub(REPO_NAME)
+    found = api.artifacts(1001)
+    assert len(found) == 105 and len(hub.api_calls("GET", "artifacts")) == 2
+    data = api.download(next(a for a in found if a.name == "cell-042"))
+    assert zipfile.ZipFile(io.BytesIO(data)).read("x.txt") == b"42"
+    assert hub.api_calls("GET", "/blob/") and hub.blob_with_token == [], "the token went to blob storage"
