@@ -29,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-data", action="store_true", help="fail when a selected backend has NO DATA or no column")
     parser.add_argument(
+        "--by-build",
+        action="store_true",
+        help="with --baseline: a column whose id the baseline lacks is compared with the baseline's column of the "
+        "same backend and torch build (a pull request's `cpu` against a nightly's `cpu-2.13.0`)",
+    )
+    parser.add_argument(
         "--backend",
         action="append",
         metavar="ID",
@@ -49,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         new_regressions=args.new_regressions,
         no_data=args.no_data,
         backends=args.backend,
+        by_build=args.by_build,
     )
     for note in result.notes:
         print(f"gate: note: {note}")

@@ -130,6 +130,8 @@ def collect(
     running_since: dict[str, float] = {}
     result = Collected()
     waiting = list(planned)
+    said: list[str] = []
+    said_at = began
     while True:
         # Jobs first: a job seen completed has uploaded its artifact before, so the listing after sees it.
         jobs = store.jobs(run_id)
@@ -167,7 +169,10 @@ def collect(
                 say(f"{cell_id}: {result.missing[cell_id]}; published as NO DATA, taken in later if it comes")
         if not waiting:
             return result
-        say(f"waiting for {len(waiting)} cell(s): {', '.join(waiting)}")
+        # Said when the set changes, and every 10 minutes: a log line per poll would bury the rest.
+        if waiting != said or now - said_at >= 600:
+            say(f"waiting for {len(waiting)} cell(s): {', '.join(waiting)}")
+            said, said_at = list(waiting), now
         sleep(poll)
 
 

@@ -309,6 +309,26 @@ def build_pairs(old: Matrix, new: Matrix) -> list[tuple[str, str]]:
     return [(olds[key][-1].id, cols[-1].id) for key, cols in news.items() if key in olds]
 
 
+def matching_pairs(old: Matrix, new: Matrix) -> list[tuple[str, str]]:
+    """Each column of `new` with its counterpart in `old`: the column of the same id; else, of the same
+    backend and variant, the one with the same torch build; else the newest of them with results (a
+    pull request's `cpu` column against a nightly's `cpu-2.13.0`). Each old column pairs once."""
+    taken: set[str] = set()
+    pairs: list[tuple[str, str]] = []
+    by_id = {c.id: c for c in old.columns}
+    for column in new.columns:
+        found = by_id.get(column.id)
+        if found is None or found.id in taken:
+            same = [c for c in old.columns if c.build_key == column.build_key and c.id not in taken]
+            found = next((c for c in same if column.torch and c.torch == column.torch), None) or next(
+                (c for c in reversed(same) if c.has_data), None
+            )
+        if found is not None:
+            taken.add(found.id)
+            pairs.append((found.id, column.id))
+    return pairs
+
+
 def regressions(report: DiffReport, columns: Iterable[str] | None = None) -> list[tuple[str, Change]]:
     """(column id, change) for every newly failing or added-and-failing test."""
     wanted = set(columns) if columns is not None else None

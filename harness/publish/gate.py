@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import UsageError
 from harness.model import Column, ColumnState, Matrix
-from harness.publish.diff import diff_matrices, regressions
+from harness.publish.diff import diff_matrices, matching_pairs, regressions
 from harness.registry import FAMILIES, load_registry
 
 
@@ -110,6 +110,7 @@ def evaluate_gate(
     new_regressions: bool = False,
     no_data: bool = False,
     backends: Sequence[str] | None = None,
+    by_build: bool = False,
 ) -> GateResult:
     if not (any_failure or new_regressions or no_data):
         raise UsageError("the gate needs a condition: --any-failure, --new-regressions or --no-data")
@@ -127,20 +128,31 @@ def evaluate_gate(
                 more = f" and {len(tests) - 3} more" if len(tests) > 3 else ""
                 result.reasons.append((column.id, f"{len(tests)} failing test(s): {', '.join(tests[:3])}{more}"))
     if new_regressions and baseline is not None:
-        report = diff_matrices(baseline, matrix)
+        report = diff_matrices(baseline, matrix, matching_pairs(baseline, matrix) if by_build else None)
         for column_id, change in regressions(report, result.checked):
             before = change.before.value if change.before else "absent"
             after = change.after.value if change.after else "absent"
             result.reasons.append((column_id, f"new regression {change.test} ({before} -> {after})"))
-        paired = {c.id for c in report.columns}
+        judged = {c.new.id for c in report.columns if c.judged}
+        paired = {c.new.id: c.old.id for c in report.columns}
+        unjudged: dict[str, list[str]] = {}
         for column in columns:
-            old = baseline.column(column.id)
-            if column.id not in paired:
-                result.notes.append(f"{column.id}: not in the baseline, so nothing of it can be new")
-            elif old is not None and not old.has_data:
-                result.notes.append(f"{column.id}: NO DATA in the baseline, so nothing of it can be new")
-            elif not column.has_data:
-                result.notes.append(f"{column.id}: NO DATA now, so it shows no regression")
+            old = baseline.column(paired.get(column.id, column.id))
+            if column.id in judged:
+                continue
+            if old is None:
+                why = "not in the baseline, so nothing of them can be new"
+            elif not old.has_data:
+                why = "NO DATA in the baseline, so nothing of them can be new"
+            else:
+                why = "NO DATA now, so they show no regression"
+            unjudged.setdefault(why, []).append(column.id)
+        result.notes += [f"{', '.join(ids)}: {why}" for why, ids in unjudged.items()]
+        if not judged.intersection(result.checked) and not (any_failure or no_data):
+            raise UsageError(
+                "--new-regressions compared nothing: no selected column has results both here and in the baseline "
+                f"({'; '.join(result.notes)})"
+            )
     if no_data:
         for column in columns:
             if column.state is ColumnState.NO_DATA:

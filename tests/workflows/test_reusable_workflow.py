@@ -1,0 +1,210 @@
+"""The reusable workflow (matrix.yml) called by another repository's workflow, on that repository's toy
+suite (tests/workflows/fixtures/toy-matrix.yml and toy/): three nightly runs, each a new commit of the
+toy suite, as a user's repository would see them.
+
+- run 1: everything passes; the cu130 cell is planned, no runner picks it up, NO DATA at the deadline;
+  after it, the cu130 cell arrives late (its artifact lands in run 1, as a runner that came back would
+  upload it);
+- run 2: `test_regress` and `test_flaky` break, `test_known` breaks too but is marked a known issue
+  (xfail with a link): the gate fails on the two regressions and not the known issue; the late cu130
+  cell is published now;
+- run 3: `test_flaky` passes again, `test_regress_later` breaks; the repository variable
+  HARNESS_GATE=warn turns the gate's failure into a warning.
+
+Then a test's history over the three runs, from the history branch in the terminal (`harness history`)
+and on the published page in Chromium: first bad, last good, fixed, flips within one build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.conftest import REPO, in_ci
+from tests.workflows.actrun import ActRun, FakeGitHub, git, snapshot
+
+FIXTURES = Path(__file__).with_name("fixtures")
+CELLS = REPO / "tests" / "data" / "cells"
+TOY = "alpha/test_toy.py::"
+VARIABLES = {"HARNESS_DEADLINE": "20s"}
+
+RUN_2 = """import pytest
+
+
+def test_ok():
+    pass
+
+
+def test_regress():
+    assert 1 == 2, "broke in run 2"
+
+
+def test_regress_later():
+    pass
+
+
+def test_flaky():
+    assert False, "flaked in run 2"
+
+
+@pytest.mark.xfail(reason="[known-issue https://github.com/pytorch/pytorch/issues/4242] tracked upstream")
+def test_known():
+    assert False, "known to fail"
+"""
+RUN_3 = RUN_2.replace('assert False, "flaked in run 2"', "pass").replace(
+    "def test_regress_later():\n    pass", 'def test_regress_later():\n    assert False, "broke in run 3"'
+)
+
+
+def _toy_repository(tree: Path, test_file: str | None) -> None:
+    """The caller's repository: its workflow calling matrix.yml, its suites and features file."""
+    shutil.copy(FIXTURES / "toy-matrix.yml", tree / ".github" / "workflows" / "toy-matrix.yml")
+    shutil.copytree(FIXTURES / "toy", tree / "toy")
+    probe = tree / "toy" / "suites" / "_support"
+    probe.mkdir()
+    shutil.copy(REPO / "suites" / "_support" / "probe.py", probe / "probe.py")
+    if test_file is not None:
+        (tree / "toy" / "suites" / "alpha" / "test_toy.py").write_text(test_file, encoding="utf-8")
+
+
+def _late_cell(store: Path) -> None:
+    """The cu130 cell of run 1, arriving after run 1 was published (a real cell, restated as `cu130`)."""
+    artifact = store / "artifacts" / "cell-cu130"
+    cell = artifact / "cu130-20261201T031500Z"
+    shutil.copytree(CELLS / "cu130-2.13.0-cpu-only", cell)
+    manifest = json.loads((cell / "manifest.json").read_text())
+    manifest.update(cell_id="cu130", run_id=f"{manifest['run_id']}-late")
+    (cell / "manifest.json").write_text(json.dumps(manifest))
+    (artifact / "job-cu130.txt").write_text("status: success\nreason:\n")
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory, act: str, build_env: dict[str, str]) -> SimpleNamespace:
+    root = tmp_path_factory.mktemp("act-toy")
+    github = FakeGitHub(root)
+    runs: list[ActRun] = []
+    try:
+        for number, (test_file, variables) in enumerate(
+            [(None, VARIABLES), (RUN_2, VARIABLES), (RUN_3, {**VARIABLES, "HARNESS_GATE": "warn"})], start=1
+        ):
+            source = snapshot(root / f"src-{number}", lambda tree, f=test_file: _toy_repository(tree, f))
+            github.push(source)
+            runs.append(github.run(source, "toy-matrix.yml", runner_env=build_env, variables=variables))
+            if number == 1:
+                _late_cell(github.run_stores / str(github.run_id(1)))
+        history = root / "history-checkout"
+        git("clone", "-q", "--branch", "matrix-history", str(github.origin), str(history), cwd=root)
+        print("\nact: toy runs " + ", ".join(f"{r.seconds:.0f} s" for r in runs))
+        yield SimpleNamespace(github=github, runs=runs, history=history)
+    finally:
+        github.close()
+
+
+def _gate_lines(run: ActRun) -> list[str]:
+    return [
+        str(e.get("msg", "")).strip()
+        for e in run.events
+        if e.get("jobID") == "gate" and str(e.get("msg", "")).startswith(("gate: ", "harness: error:"))
+    ]
+
+
+def test_the_caller_runs_the_reusable_workflow_on_its_own_suite(toy) -> None:
+    first = toy.runs[0]
+    assert first.returncode == 0, first.digest()
+    assert first.jobs() == {
+        "plan": "success", "cell (cpu)": "success", "merge": "success", "gate": "success", "deploy": "success",
+    }, first.digest()  # fmt: skip
+    matrix = json.loads((first.pages / "matrix.json").read_text())
+    assert [f["id"] for f in matrix["features"]] == ["alpha"] and matrix["features"][0]["title"] == "Toy feature"
+    assert sorted(t["id"] for t in matrix["tests"]) == sorted(
+        TOY + n for n in ("test_ok", "test_regress", "test_regress_later", "test_flaky", "test_known")
+    )
+    cu130 = next(c for c in matrix["columns"] if c["id"] == "cu130")
+    assert cu130["state"] == "no-data" and cu130["error"] == "no results: no runner picked it up within 20 s"
+
+
+def test_a_regression_fails_the_gate_and_a_known_issue_does_not(toy) -> None:
+    second = toy.runs[1]
+    assert second.jobs()["merge"] == "success" and second.jobs()["deploy"] == "success", second.digest()
+    assert second.jobs()["gate"] == "failure", second.digest()
+    lines = _gate_lines(second)
+    fails = sorted(line for line in lines if line.startswith("gate: FAIL"))
+    assert fails == [
+        f"gate: FAIL cpu: new regression {TOY}test_flaky (passed -> failed)",
+        f"gate: FAIL cpu: new regression {TOY}test_regress (passed -> failed)",
+    ], lines
+    assert "harness: error: gate failed on cpu (2 reason(s))" in lines
+    # the late cu130 cell: NO DATA in run 1, so nothing of it is judged; published now
+    assert "gate: note: cu130: NO DATA in the baseline, so nothing of it can be new" in lines
+    diff = json.loads((second.pages / "diff.json").read_text())
+    (cpu,) = [c for c in diff["columns"] if c["id"] == "cpu"]
+    assert {c["test"] for c in cpu["changes"]["newly_failing"]} == {TOY + "test_regress", TOY + "test_flaky"}
+    assert [c["after"] for c in cpu["changes"]["changed"]] == ["xfailed"], "the known issue is no regression"
+
+
+def test_a_cell_that_arrived_late_is_in_the_next_publication(toy) -> None:
+    matrix = json.loads((toy.runs[1].pages / "matrix.json").read_text())
+    cu130 = next(c for c in matrix["columns"] if c["id"] == "cu130")
+    assert cu130["state"] != "no-data" and cu130["environment"]["torch"] == "2.13.0+cu130"
+    collect = [str(e.get("msg", "")) for e in toy.runs[1].events if "arrived late in run 1001" in str(e.get("msg"))]
+    assert collect, "the collector did not say where the late cell came from"
+
+
+def test_a_repository_variable_turns_the_gate_into_a_warning(toy) -> None:
+    third = toy.runs[2]
+    assert third.jobs()["gate"] == "success", third.digest()
+    lines = _gate_lines(third)
+    assert f"gate: FAIL cpu: new regression {TOY}test_regress_later (passed -> failed)" in lines
+    warnings = [e for e in third.events if e.get("jobID") == "gate" and e.get("command") == "warning"]
+    assert warnings, "no ::warning:: for the regression the gate let through"
+
+
+def test_history_in_the_terminal_shows_first_bad_last_good_and_flips(toy) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "history", TOY + "test_flaky", "--history", str(toy.history)],
+        capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("cpu  ✔✘✔  (oldest → newest; latest: passed)"), lines
+    assert lines[2].startswith("  was broken: first bad  run gh1002-1, torch 2.13.0+cpu, ")
+    assert lines[3].startswith("           last good  run gh1001-1, torch 2.13.0+cpu, ")
+    assert lines[4].startswith("           fixed in   run gh1003-1, torch 2.13.0+cpu, ")
+    assert "flaky across runs: 2 flip(s) between good and bad within torch 2.13.0+cpu" in done.stdout
+    regress = subprocess.run(
+        [sys.executable, "-m", "harness", "history", TOY + "test_regress", "--history", str(toy.history)],
+        capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120,
+    )  # fmt: skip
+    assert "  broken: first bad  run gh1002-1" in regress.stdout and "changed once: 1 flip(s)" in regress.stdout
+
+
+def test_the_page_shows_a_tests_history(toy, artifacts_dir: Path) -> None:
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        if in_ci():
+            pytest.fail("headless Chromium (/usr/bin/chromium) is required in CI")
+        pytest.skip("no /usr/bin/chromium on this host")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{toy.github.api.pages_url}index.html#open=alpha&test={TOY}test_flaky&col=cpu")
+        timeline = page.locator("#detail .timeline[data-col='cpu']")
+        timeline.wait_for(timeout=30_000)
+        assert timeline.locator(".tl-run").evaluate_all("els => els.map(e => e.dataset.code)") == ["p", "f", "p"]
+        assert timeline.locator(".tl-first-bad").inner_text().startswith("run gh1002-1, torch 2.13.0+cpu")
+        assert timeline.locator(".tl-last-good").inner_text().startswith("run gh1001-1, torch 2.13.0+cpu")
+        assert timeline.locator(".tl-flips").inner_text() == "2 flip(s) between good and bad within torch 2.13.0+cpu"
+        page.screenshot(path=str(artifacts_dir / "toy-matrix-history.png"))
+        browser.close()
+    assert errors == []
