@@ -38,10 +38,11 @@ class Feature:
     title: str
     since: str | None = None
     claim: str | None = None
+    source: str | None = None  # where the claim comes from: the release note or PR
     scope: Scope = Scope.BACKEND  # HOST: the feature does not depend on the backend; shown, never scored
 
     def to_json(self) -> dict[str, Any]:
-        data = {"id": self.id, "title": self.title, "since": self.since, "claim": self.claim}
+        data = {"id": self.id, "title": self.title, "since": self.since, "claim": self.claim, "source": self.source}
         if self.scope is not Scope.BACKEND:
             data["scope"] = self.scope.value
         return _drop_empty(data)
@@ -53,6 +54,7 @@ class Feature:
             title=data.get("title") or data["id"],
             since=data.get("since"),
             claim=data.get("claim"),
+            source=data.get("source"),
             scope=Scope(data.get("scope", Scope.BACKEND.value)),
         )
 

@@ -105,7 +105,7 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     from harness.run import container  # Docker SDK only when a container is wanted
     from harness.run.oci_container import keep_requested
 
-    build = spec_from_args(args, args.backend) if args.backend and not args.image else None
+    build = spec_from_args(args, opts.backend) if opts.backend and not args.image else None
     settings = container.ContainerSettings(
         image=args.image,
         build=build,
@@ -140,11 +140,11 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     status = outcome.status
-    cell_id = outcome.manifest["cell_id"]
+    cell_id = outcome.manifest.cell_id
     if status == CellStatus.INFRA_ERROR.value:
-        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.get('error')}")
+        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.error}")
     if status == CellStatus.TIMEOUT.value:
-        raise CellTimeoutError(f"{outcome.manifest.get('error')}; partial results in {outcome.cell_dir}")
+        raise CellTimeoutError(f"{outcome.manifest.error}; partial results in {outcome.cell_dir}")
     column = matrix.column(cell_id)
     bad = column.failures if column else 0
     if bad or status == CellStatus.CRASHED.value:

@@ -177,7 +177,7 @@ def _ca_bundle(path: str | Path | None) -> Path | None:
 
 
 def build_spec(
-    backend_id: str,
+    backend_id: str | Backend,
     *,
     base_image: str | None = None,
     python: str | None = None,
@@ -191,7 +191,7 @@ def build_spec(
 ) -> BuildSpec:
     """The spec for a backend: explicit values, else HARNESS_* environment variables, else the registry."""
     env = os.environ if env is None else env
-    backend = get_backend(backend_id)
+    backend = backend_id if isinstance(backend_id, Backend) else get_backend(backend_id)
     torch = torch or env.get(ENV_TORCH)
     if torch:
         _refuse_unshipped(backend, torch)
