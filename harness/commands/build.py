@@ -2,6 +2,9 @@
 
 The tag is `torch-compat/<backend>:<hash of the build inputs>`, so an unchanged image is
 reused, not rebuilt. Progress goes to stderr; the image reference is the one line on stdout.
+
+Build the backend's image through the Docker SDK; the tag is a hash of the build inputs, so an
+unchanged image is reused; every library its wheels bundle must load. See `docs/containers.md`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise."""
+"""`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise.
+
+Exit 1 when the chosen condition holds (any failure by default; only new regressions against a
+baseline; NO DATA columns), per backend.
+"""
 
 from __future__ import annotations
 

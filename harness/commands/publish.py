@@ -1,4 +1,8 @@
-"""`harness publish SITE_DIR`: the page, matrix.json, badges and the run history, as a static site."""
+"""`harness publish SITE_DIR`: the page, matrix.json, badges and the run history, as a static site.
+
+Page, `matrix.json`, badges and an append-only `history/`; also the job summary to
+`$GITHUB_STEP_SUMMARY`. See `docs/publishing.md`.
+"""
 
 from __future__ import annotations
 

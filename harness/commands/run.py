@@ -2,6 +2,15 @@
 
 With no arguments this is the main job: the local torch, natively. `--backend X` runs in
 that backend's container (see docs/containers.md); `--native` keeps it on this host.
+
+The main job: run `./suites` with the local torch, natively, into a new cell dir under `results/`,
+merge **every** cell under `results/` (the newest run of each cell id) into `results/matrix.json`,
+print the Markdown matrix and say which columns it holds. A CUDA/ROCm/XPU build on a host without
+its device runs on the CPU as a `cpu-only` column of its own (`--require-device` refuses instead;
+`--cpu-only` asks for it with `--backend`). `--test NODEID` runs one test (each column's rerun
+command ends with it). Run backend `X` (from the registry) in its container: build or reuse the
+image, mount the suites read-only and the cell dir read-write, no network, the backend's device
+flags, health gate first. `--native` runs on this host instead.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import jsonio
 from harness.matrix_json import write_matrix
 from harness.model import Matrix
 from harness.publish.history import RunSummary, append_run, load_history
@@ -67,9 +68,8 @@ def publish(
         (badge_dir / name).write_text(svg, encoding="utf-8")
         result.files.append(badge_dir / name)
     page = site / "index.html"
-    tmp = page.with_name(".index.html.tmp")
-    tmp.write_text(render_html(matrix, history=runs, stale_after_hours=stale_after_hours), encoding="utf-8")
-    os.replace(tmp, page)
+    html = render_html(matrix, history=runs, stale_after_hours=stale_after_hours).encode("utf-8")
+    jsonio.write_atomic(page, lambda handle: handle.write(html))
     result.files.append(page)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:

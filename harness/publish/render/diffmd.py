@@ -20,24 +20,6 @@ _TITLES: Final = {
 }
 
 
-def feature_summary(column: ColumnDiff) -> list[str]:
-    """'linalg: partial → supported, 3 tests newly failing' for each feature that moved."""
-    lines = []
-    for change in column.features:
-        if not change.changed:
-            continue
-        line = f"{change.feature}: {change.before.value} → {change.after.value}"
-        if change.before is change.after:
-            line = f"{change.feature}: {change.after.value}"
-        counts = []
-        if change.newly_failing:
-            counts.append(f"{change.newly_failing} test(s) newly failing")
-        if change.newly_passing:
-            counts.append(f"{change.newly_passing} newly passing")
-        lines.append(line + (", " + ", ".join(counts) if counts else ""))
-    return lines
-
-
 def _pair_title(column: ColumnDiff) -> str:
     if column.old.id == column.new.id:
         torch = f" · torch {text(column.new.torch)}" if column.new.torch else ""

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Final
 
 from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix
-from harness.outcomes import OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
+from harness.outcomes import BAD, OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
 from harness.publish.render import figures as figs
 from harness.publish.render.mdtext import code, first_line, link, text
 
 GITHUB_SUMMARY_LIMIT: Final = 1024 * 1024
-_PROBLEMS: Final = (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT, Outcome.CRASHED)
+_PROBLEMS: Final = tuple(o for o in Outcome if o in BAD)  # the failing outcomes, in taxonomy order
 
 
 def state_word(state: Rollup) -> str:
