@@ -284,14 +284,18 @@ class FeatureInfo:
     claim: str | None = None
     scope: str | None = None  # "host": shown, never scored
     source: str | None = None  # where the claim comes from (a release note or PR)
+    apis: tuple[str, ...] = ()  # the public APIs its tests exercise, full dotted names
 
-    def to_json(self) -> dict[str, str]:
-        return {k: v for k, v in ((n, getattr(self, n)) for n in _FEATURE_FIELDS) if v is not None}
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {n: v for n in _FEATURE_TEXT if (v := getattr(self, n)) is not None}
+        if self.apis:
+            data["apis"] = list(self.apis)
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> FeatureInfo:
         data = _map(data)
-        return cls(**{name: _str(data.get(name)) for name in _FEATURE_FIELDS})
+        return cls(**{name: _str(data.get(name)) for name in _FEATURE_TEXT}, apis=_strs(data.get("apis")))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -446,7 +450,7 @@ class Manifest:
 
 
 _GITHUB_FIELDS: Final = tuple(f.name for f in dataclasses.fields(GithubRun))
-_FEATURE_FIELDS: Final = tuple(f.name for f in dataclasses.fields(FeatureInfo))
+_FEATURE_TEXT: Final = tuple(f.name for f in dataclasses.fields(FeatureInfo) if f.name != "apis")
 
 
 @dataclass

@@ -404,6 +404,7 @@ class _Builder:
                     claim=info.get("claim"),
                     source=info.get("source"),
                     scope=scope,
+                    apis=tuple(info.get("apis") or ()),
                 )
             )
         return features
@@ -503,6 +504,7 @@ class _Builder:
                     variant_reason=manifest.variant_reason,
                     reproduce=None if placeholder else column_command(manifest),
                     release=added.release if not shipped else None,
+                    device_api=manifest.environment.device_api if manifest.environment else {},
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)
