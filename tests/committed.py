@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from harness.model import Matrix
 
@@ -48,3 +48,16 @@ def sample_matrices() -> tuple[Matrix, Matrix]:
     base = merge_cell_dirs([SAMPLES / "publishing-base"], jobs=1)
     new = merge_cell_dirs([SAMPLES / "publishing-new", SAMPLES / "publishing-nodata"], jobs=1)
     return base, new
+
+
+def as_groups(collected: dict[str, Any]) -> dict[str, Any]:
+    """A format 1 collected.json (`tests`: one object per test) in format 2's layout (`groups`: ids
+    per feature and scope, in collection order), as today's cell plugin writes it."""
+    groups: list[dict[str, Any]] = []
+    for test in collected["tests"]:
+        key = (test.get("feature"), test.get("scope"))
+        if groups and (groups[-1]["feature"], groups[-1]["scope"]) == key:
+            groups[-1]["tests"].append(test["nodeid"])
+        else:
+            groups.append({"feature": key[0], "scope": key[1], "tests": [test["nodeid"]]})
+    return {"count": collected["count"], "collect_errors": collected.get("collect_errors", []), "groups": groups}
