@@ -411,12 +411,14 @@ class Manifest:
         except InputError as err:
             raise InputError(f"{where}: {err}") from None
         cell_format = data.get("cell_format", 1)
-        if cell_format not in CELL_FORMATS:
+        if isinstance(cell_format, bool) or cell_format not in CELL_FORMATS:
             raise InputError(
                 f"{where}: cell format {cell_format!r} is not one this harness reads ({CELL_FORMATS})",
                 hint="merge it with the harness version that wrote it, or a newer one",
             )
         status = data.get("status")
+        status = status if isinstance(status, str) else None
+        version = data.get("manifest_version")
         attempt = data.get("run_attempt")
         features = _map(data.get("features"))
         return cls(
@@ -425,7 +427,9 @@ class Manifest:
             backend=data["backend"],
             mode=_str(data.get("mode")),
             status=CellStatus(status) if status in CellStatus._value2member_map_ else None,
-            manifest_version=int(data.get("manifest_version") or MANIFEST_VERSION),
+            manifest_version=version
+            if isinstance(version, int) and not isinstance(version, bool)
+            else MANIFEST_VERSION,
             cell_format=int(cell_format),
             run_attempt=attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else 1,
             started_at=_str(data.get("started_at")),

@@ -24,6 +24,13 @@ def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _errors(value: Any) -> tuple[str, ...]:
+    """The probe's errors: a list of strings (one string is one error; anything else, none)."""
+    if isinstance(value, str):
+        return (value,)
+    return tuple(e for e in value if isinstance(e, str)) if isinstance(value, list) else ()
+
+
 def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = data.get(key)
     return value if isinstance(value, Mapping) else {}
@@ -133,7 +140,7 @@ class Probe:
             cpu_model=_text(cpu.get("model")),
             cpu_cores=_int(cpu.get("cores")),
             platform=_text(data.get("platform")),
-            errors=tuple(str(e) for e in data.get("errors") or () if isinstance(e, str)),
+            errors=_errors(data.get("errors")),
             device_api={
                 str(ns): tuple(str(n) for n in names if isinstance(n, str))
                 for ns, names in (api.items() if isinstance(api, Mapping) else ())

@@ -89,6 +89,8 @@ def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]
             inputs.append(_Input(path, read_manifest(path / "manifest.json")))
         except HarnessError as err:
             problems.append(Problem(source=str(path), message=str(err)))
+        except Exception as err:  # one broken manifest must not cost the other cells
+            problems.append(Problem(source=str(path), message=f"unreadable manifest ({type(err).__name__}: {err})"))
     return inputs, problems
 
 

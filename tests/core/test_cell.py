@@ -90,13 +90,6 @@ def test_lenient_parts_of_a_manifest_never_raise() -> None:
     assert manifest.exit == cell.ExitInfo(code=None, signal=None, meaning="unknown", details={"container": "c1"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Manifest.from_json is not lenient with every field: int() on manifest_version ('1.0', [1]) "
-    "raises ValueError/TypeError, and a status that is a list or object raises TypeError (unhashable), "
-    "instead of being read leniently or refused as an InputError; combine._read_manifests catches only "
-    "HarnessError, so one such cell crashes the whole merge",
-)
 @pytest.mark.parametrize(
     ("key", "value"),
     [("manifest_version", "1.0"), ("manifest_version", [1]), ("status", ["completed"]), ("status", {})],

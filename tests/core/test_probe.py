@@ -113,22 +113,12 @@ def test_hostile_sections_are_ignored_whole() -> None:
     assert probe == Probe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Probe.facts raises AttributeError when the probe's `torch` or `runtime` section is not an "
-    "object, a probe Probe.from_json itself reads leniently (torch_build.TorchFacts.from_probe uses .get on it)",
-)
 @pytest.mark.parametrize("raw", [{"torch": "2.13.0"}, {"runtime": [1]}], ids=["torch-text", "runtime-list"])
 def test_facts_of_a_hostile_probe_do_not_raise(raw: dict[str, Any]) -> None:
     facts = Probe.from_json(raw).facts
     assert facts.version == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Probe.from_json iterates `errors` whatever its type: a number raises TypeError (through a "
-    "manifest's environment, one such cell crashes the merge) and a string becomes one error per character",
-)
 @pytest.mark.parametrize("errors", [5, True, "import torch: failed"], ids=["number", "bool", "text"])
 def test_errors_that_are_not_a_list_are_read_leniently(errors: object) -> None:
     probe = Probe.from_json({"errors": errors})
