@@ -46,7 +46,12 @@ title = "A"
     features = load_features(_suites(tmp_path, toml))
     assert list(features) == ["b", "a"]
     assert features["b"] == FeatureInfo(
-        title="B", since="2.13", claim="b works", scope="host", source="https://github.com/pytorch/pytorch/releases"
+        title="B",
+        since="2.13",
+        claim="b works",
+        scope="host",
+        source="https://github.com/pytorch/pytorch/releases",
+        apis=("torch.b",),
     )
     assert features["a"] == FeatureInfo(title="A")
 
