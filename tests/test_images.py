@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -190,3 +193,95 @@ def test_source_url_is_stored_without_credentials(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("GITHUB_SHA", "f" * 40)
     labels = images.source_labels()
     assert labels == {"SOURCE_URL": "https://github.com/org/repo", "REVISION": "f" * 40}
+
+
+# -- what the verifier of a rocm7.14 image checks: the pip-packaged ROCm runtime -----------------
+# torch's ROCm 7.14 build bundles no ROCm library: it requires `rocm[libraries,device-all]`, the
+# `rocm` meta package (an sdist pip builds) pulls the runtime wheels in through those extras, and
+# their libraries live in `_rocm_sdk_*` packages in site-packages (no /opt/rocm). Metadata as
+# setuptools writes it for TheRock's templates (build_tools/packaging/python/templates/rocm/setup.py).
+ROCM_DISTS = {
+    "torch": ("2.15.0+rocm7.14", ["rocm[libraries,device-all]==7.14.0; platform_system == 'Linux'", "filelock"]),
+    "rocm": (
+        "7.14.0",
+        [
+            "rocm-sdk-core==7.14.0",
+            'rocm-sdk-libraries==7.14.0; extra == "libraries"',
+            'rocm-sdk-device-gfx942==7.14.0; extra == "device-all"',
+            'rocm-sdk-device-gfx1100==7.14.0; extra == "device-all" or extra == "device-gfx1100"',
+            'rocm-sdk-devel==7.14.0; extra == "devel"',
+        ],
+    ),
+    "rocm-sdk-core": ("7.14.0", []),
+    "rocm-sdk-libraries": ("7.14.0", ["rocm-sdk-core==7.14.0"]),
+    "rocm-sdk-device-gfx942": ("7.14.0", []),
+    "rocm-sdk-device-gfx1100": ("7.14.0", []),
+    "rocm-sdk-devel": ("7.14.0", []),  # installed, but nobody asked for the devel extra
+}
+ROCM_LIBRARIES = {
+    "rocm-sdk-core": [
+        "_rocm_sdk_core/lib/libamdhip64.so.7",
+        "_rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_numa.so.1",
+    ],
+    "rocm-sdk-libraries": ["_rocm_sdk_libraries/lib/libhipblas.so.3", "_rocm_sdk_libraries/lib/libMIOpen.so.1"],
+    "rocm-sdk-devel": ["_rocm_sdk_devel/lib/libdevel_only.so"],
+}
+
+
+def _fake_rocm_site(root: Path) -> Path:
+    """An installed ROCm 7.14 torch as pip leaves it: dist-infos with METADATA and RECORD, and real
+    shared libraries (compiled here) in the `_rocm_sdk_*` packages."""
+    from tests.test_library_check import _compile, _record_row
+
+    built = _compile(root / "built.so")
+    site = root / "site-packages"
+    site.mkdir()
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("")
+    for name, (version, requires) in ROCM_DISTS.items():
+        rows = []
+        for relpath in ROCM_LIBRARIES.get(name, []):
+            target = site / relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(built.read_bytes())
+            rows.append(_record_row(site, target))
+        info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        extras = sorted({e for r in requires for e in re.findall(r'extra == "([^"]+)"', r)})
+        meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+        meta += [f"Provides-Extra: {e}" for e in extras] + [f"Requires-Dist: {r}" for r in requires]
+        (info / "METADATA").write_text("\n".join(meta) + "\n")
+        (info / "RECORD").write_text("\n".join([*rows, f"{info.name}/RECORD,,"]) + "\n")
+    return site
+
+
+def test_the_rocm_714_runtime_wheels_are_in_the_closure_through_the_extras(tmp_path: Path) -> None:
+    site = _fake_rocm_site(tmp_path)
+    code = (
+        "import json; from harness import library_check as lc; "
+        "dists = lc.dependency_closure('torch'); r = lc.check(); "
+        "print(json.dumps({'dists': [d.metadata['Name'] for d in dists], "
+        "'libs': sorted(lib.relpath for lib in lc.bundled_libraries(dists)), "
+        "'loaded': r.loaded, 'libraries': r.libraries, 'problems': r.problems}))"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],  # -S: only the fake site-packages, not this host's
+        env={"PYTHONPATH": f"{site}:{repo}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["dists"] == [
+        "rocm",
+        "rocm-sdk-core",
+        "rocm-sdk-device-gfx1100",
+        "rocm-sdk-device-gfx942",
+        "rocm-sdk-libraries",
+        "torch",
+    ]  # not rocm-sdk-devel: nobody asked for its extra (and filelock is not installed there)
+    assert found["libs"] == sorted(ROCM_LIBRARIES["rocm-sdk-core"] + ROCM_LIBRARIES["rocm-sdk-libraries"])
+    assert found["problems"] == [] and found["loaded"] == found["libraries"] == 4
