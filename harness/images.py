@@ -187,7 +187,8 @@ def build_spec(
     """The spec for a backend: explicit values, else HARNESS_* environment variables, else the registry."""
     env = os.environ if env is None else env
     backend = get_backend(backend_id)
-    torch = torch or env.get(ENV_TORCH)
+    folder = _wheelhouse(wheelhouse or env.get(ENV_WHEELHOUSE))
+    torch = torch or env.get(ENV_TORCH) or (wheelhouse_torch(folder) if folder else None)
     if torch:
         _refuse_unshipped(backend, torch)
     else:
@@ -201,10 +202,18 @@ def build_spec(
         torch=torch,
         index_url=_no_credentials(index, "torch index"),
         package_index_url=_no_credentials(package_index, "package index") if package_index else "",
-        wheelhouse=_wheelhouse(wheelhouse or env.get(ENV_WHEELHOUSE)),
+        wheelhouse=folder,
         ca_bundle=_ca_bundle(ca_bundle or env.get(ENV_CA_BUNDLE)),
         network=network or env.get(ENV_BUILD_NETWORK) or None,
     )
+
+
+def wheelhouse_torch(folder: Path) -> str | None:
+    """The torch a wheelhouse holds (`2.13.0` of torch-2.13.0-cp311-...whl), when it holds one
+    version: without --torch, a wheelhouse build installs what it was made with, not the registry's
+    default (which it cannot hold unless it was made for it)."""
+    versions = {w.name.split("-")[1].partition("+")[0] for w in folder.glob("torch-*.whl")}
+    return versions.pop() if len(versions) == 1 else None
 
 
 def _refuse_unshipped(backend: Backend, torch: str) -> None:

@@ -81,6 +81,17 @@ def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:
     assert explicit.requirement == "torch>=2.13" and explicit.exact_version == ""
 
 
+def test_a_wheelhouse_build_installs_the_torch_the_wheelhouse_holds(wheelhouse: Path) -> None:
+    """Without --torch, not the registry's default (2.15.0): a wheelhouse made for 2.13.0 cannot
+    install it. --torch / HARNESS_TORCH still decide when given."""
+    assert images.build_spec("cu130", wheelhouse=wheelhouse, env={}).requirement == "torch==2.13.0"
+    assert images.build_spec("cu130", env={"HARNESS_WHEELHOUSE": str(wheelhouse)}).exact_version == "2.13.0"
+    assert images.build_spec("cu130", wheelhouse=wheelhouse, torch="2.14.1", env={}).exact_version == "2.14.1"
+    (wheelhouse / "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"a second torch")
+    default = load_registry().default_torch("cu130")
+    assert images.build_spec("cu130", wheelhouse=wheelhouse, env={}).exact_version == default  # two: the default
+
+
 @pytest.mark.parametrize("field", ["index_url", "package_index_url"])
 def test_index_urls_with_credentials_are_refused(field: str) -> None:
     with pytest.raises(UsageError) as info:
