@@ -1,28 +1,22 @@
-"""The matrix model: what `harness merge` produces and every renderer, diff, gate and history reads.
+"""The matrix model: what the merge wing produces and every renderer, diff, gate and history reads.
 
-Frozen dataclasses and enums, with `to_json`/`from_json`. matrix.json is this model written
-out (schema: harness/schema/matrix.schema.json); loading validates the document against that
-schema before any object is built, so a renderer never meets a half-valid matrix.
+Types only: frozen dataclasses and enums, each with its JSON form (`to_json`/`from_json`).
+Reading, validating and writing matrix.json (schema: harness/schema/matrix.schema.json) is
+harness/matrix_json.py's job.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
-from harness import gcpause, jsonio
 from harness.cell import CellStatus
-from harness.errors import InputError
-from harness.outcomes import BAD, GOOD, Outcome, Rollup, Scope, SkipClass
+from harness.outcomes import BAD, Outcome, Rollup, Scope, SkipClass
 from harness.torch_build import parse_version
 
 SCHEMA_VERSION: Final = "1.2"
-SCHEMA_PATH: Final = Path(__file__).with_name("schema") / "matrix.schema.json"
 VERDICT_STATES: Final = (Rollup.SUPPORTED, Rollup.PARTIAL, Rollup.FAILING, Rollup.UNSUPPORTED)
 UNASSIGNED: Final = "unassigned"
 
@@ -44,10 +38,11 @@ class Feature:
     title: str
     since: str | None = None
     claim: str | None = None
+    source: str | None = None  # where the claim comes from: the release note or PR
     scope: Scope = Scope.BACKEND  # HOST: the feature does not depend on the backend; shown, never scored
 
     def to_json(self) -> dict[str, Any]:
-        data = {"id": self.id, "title": self.title, "since": self.since, "claim": self.claim}
+        data = {"id": self.id, "title": self.title, "since": self.since, "claim": self.claim, "source": self.source}
         if self.scope is not Scope.BACKEND:
             data["scope"] = self.scope.value
         return _drop_empty(data)
@@ -59,6 +54,7 @@ class Feature:
             title=data.get("title") or data["id"],
             since=data.get("since"),
             claim=data.get("claim"),
+            source=data.get("source"),
             scope=Scope(data.get("scope", Scope.BACKEND.value)),
         )
 
@@ -334,10 +330,6 @@ class TestResult:
     def is_bad(self) -> bool:
         return self.outcome in BAD
 
-    @property
-    def is_good(self) -> bool:
-        return self.outcome in GOOD
-
     def figures(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """(name, figure) for each recorded measurement (`perf.<name>` properties holding a value)."""
         for key, value in self.properties.items():
@@ -362,29 +354,6 @@ class TestResult:
             data["extra_messages"] = list(self.extra_messages)
         return data
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # Pickled as plain values, enums by their value: merge workers hand back thousands of
-        # results, and the default (a dataclass state and an enum constructor call per enum)
-        # cost more to load in the merging process than the results took to decide.
-        return (
-            _unpickle_result,
-            (
-                self.outcome.value,
-                self.skip_class.value if self.skip_class is not None else None,
-                self.link,
-                self.message,
-                self.trace,
-                self.output,
-                self.duration,
-                self.attempts,
-                self.properties,
-                self.scope.value,
-                self.strict,
-                self.signal,
-                self.extra_messages,
-            ),
-        )
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TestResult:
         skip = data.get("skip_class")
@@ -406,41 +375,6 @@ class TestResult:
 
 
 _OUTCOMES: Final = {o.value: o for o in Outcome}
-_SKIP_CLASSES: Final = {c.value: c for c in SkipClass}
-_SCOPES: Final = {s.value: s for s in Scope}
-
-
-def _unpickle_result(
-    outcome: str,
-    skip_class: str | None,
-    link: str | None,
-    message: str | None,
-    trace: str | None,
-    output: str | None,
-    duration: float | None,
-    attempts: int,
-    properties: Mapping[str, Any],
-    scope: str,
-    strict: bool | None,
-    signal: str | None,
-    extra_messages: tuple[str, ...],
-) -> TestResult:
-    """TestResult.__reduce__'s other half."""
-    return TestResult(
-        outcome=_OUTCOMES[outcome],
-        skip_class=_SKIP_CLASSES[skip_class] if skip_class is not None else None,
-        link=link,
-        message=message,
-        trace=trace,
-        output=output,
-        duration=duration,
-        attempts=attempts,
-        properties=properties,
-        scope=_SCOPES[scope],
-        strict=strict,
-        signal=signal,
-        extra_messages=extra_messages,
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -457,27 +391,12 @@ class TestRow:
         return {"id": self.id, "feature": self.feature, "results": {c: r.to_json() for c, r in self.results.items()}}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], shared: dict[tuple, TestResult] | None = None) -> TestRow:
-        """`shared`: results that say only outcome, duration (and scope) are one object per value,
-        as the merge made them: a matrix of 250,000 results loads in a fraction of the time and memory."""
-        if shared is None:
-            results = {c: TestResult.from_json(r) for c, r in data["results"].items()}
-        else:
-            results = {c: _shared_result(r, shared) for c, r in data["results"].items()}
-        return cls(id=data["id"], feature=data["feature"], results=results)
-
-
-_PLAIN_KEYS: Final = frozenset({"outcome", "duration", "scope"})
-
-
-def _shared_result(data: Mapping[str, Any], shared: dict[tuple, TestResult]) -> TestResult:
-    if data.keys() <= _PLAIN_KEYS:
-        key = (data["outcome"], data.get("duration"), data.get("scope"))
-        found = shared.get(key)
-        if found is None:
-            found = shared[key] = TestResult.from_json(data)
-        return found
-    return TestResult.from_json(data)
+    def from_json(cls, data: Mapping[str, Any]) -> TestRow:
+        return cls(
+            id=data["id"],
+            feature=data["feature"],
+            results={c: TestResult.from_json(r) for c, r in data["results"].items()},
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -545,7 +464,8 @@ class Matrix:
                 yield row, result
 
     # -- JSON ------------------------------------------------------------------------------
-    def _head(self) -> dict[str, Any]:
+    def head_json(self) -> dict[str, Any]:
+        """Everything but the test rows (matrix.json's head)."""
         return {
             "schema_version": self.schema_version,
             "generated_at": self.generated_at,
@@ -559,38 +479,13 @@ class Matrix:
         }
 
     def to_json(self) -> dict[str, Any]:
-        return {**self._head(), "tests": [t.to_json() for t in self.tests]}
-
-    def write_to(self, handle: IO[bytes]) -> None:
-        """matrix.json, streamed: the head pretty-printed, then one line per test.
-
-        A result shared by many tests (the merge shares equal "passed in t seconds" results)
-        is turned into its JSON dict once; the encoder (orjson: C) meets the results inside the
-        rows' mappings and asks `result_json` for their form."""
-        as_json: dict[int, dict[str, Any]] = {}
-
-        def result_json(result: Any) -> Any:
-            key = id(result)  # results are alive (held by the matrix) for the whole write
-            found = as_json.get(key)
-            if found is None:
-                if isinstance(result, TestResult):
-                    found = as_json[key] = result.to_json()
-                else:  # not a result: a mapping that is not a dict, or a value JSON has no form for
-                    return dict(result) if isinstance(result, Mapping) else str(result)
-            return found
-
-        rows = ({"id": test.id, "feature": test.feature, "results": test.results} for test in self.tests)
-        with gcpause.paused():
-            jsonio.write_json_lines_object(handle, self._head(), "tests", rows, convert=result_json)
-
-    def write(self, path: Path) -> None:
-        jsonio.write_atomic(Path(path), self.write_to)
+        return {**self.head_json(), "tests": [t.to_json() for t in self.tests]}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, validate: bool = True, source: str = "matrix") -> Matrix:
-        if validate:
-            validate_json(data, source)
-        shared: dict[tuple, TestResult] = {}
+    def from_json(cls, data: Mapping[str, Any], results: Any = None) -> Matrix:
+        """The model from matrix.json's document (harness/matrix_json.py validates it first).
+        `results`: how each test's result is made from its JSON (default TestResult.from_json)."""
+        make = results or TestResult.from_json
         return cls(
             schema_version=data["schema_version"],
             generated_at=data["generated_at"],
@@ -600,7 +495,10 @@ class Matrix:
             cells={
                 fid: {cid: FeatureCell.from_json(c) for cid, c in cols.items()} for fid, cols in data["cells"].items()
             },
-            tests=tuple(TestRow.from_json(t, shared) for t in data["tests"]),
+            tests=tuple(
+                TestRow(id=t["id"], feature=t["feature"], results={c: make(r) for c, r in t["results"].items()})
+                for t in data["tests"]
+            ),
             alignment=Alignment(
                 aligned=data["alignment"]["aligned"], suite_shas=tuple(data["alignment"]["suite_shas"])
             ),
@@ -610,103 +508,3 @@ class Matrix:
                 for n in data["notes"]
             ),
         )
-
-    @classmethod
-    def load(cls, path: Path) -> Matrix:
-        """Read and validate matrix.json; every problem is an InputError naming the file."""
-        try:
-            raw = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such matrix file", hint="create it with `harness merge`") from None
-        except OSError as err:
-            raise InputError(f"{path}: cannot read: {err}") from err
-        with gcpause.paused():  # a whole matrix of acyclic objects: see harness/gcpause.py
-            return cls._from_bytes(raw, path)
-
-    @classmethod
-    def _from_bytes(cls, raw: bytes, path: Path) -> Matrix:
-        try:
-            data = jsonio.loads(raw)
-        except ValueError as err:
-            raise InputError(f"{path}: not a readable matrix.json ({err})") from err
-        if not isinstance(data, dict) or "schema_version" not in data:
-            raise InputError(f"{path}: not a matrix.json (no schema_version)")
-        major = str(data["schema_version"]).split(".", 1)[0]
-        if major != SCHEMA_VERSION.split(".", 1)[0]:
-            raise InputError(
-                f"{path}: schema_version {data['schema_version']} is not supported",
-                hint=f"this harness reads {SCHEMA_VERSION.split('.', 1)[0]}.x",
-            )
-        return cls.from_json(data, source=str(path))
-
-
-@functools.cache
-def _validators() -> tuple[Any, Any, Any]:
-    """The schema compiled (fastjsonschema: to Python, 20x faster than the jsonschema package's
-    interpreter) in three parts: the document without its rows, one row (its results taken as
-    any object), one result. A matrix holds a row per test and a result per test and column
-    (250,000 for 5 x 50,000), most of them equal "passed in t seconds": the compiled code spends
-    ~10 us on a row, so rows that are plainly valid pass a fast check (`_row_is_plain`), and each
-    distinct plain result is checked once, not each copy (0.9 s of a 3 s `report` before)."""
-    import fastjsonschema
-
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    defs = schema["$defs"]
-    head = {**schema, "properties": {**schema["properties"], "tests": {"type": "array"}}}
-    base = {key: schema[key] for key in ("$schema", "$id") if key in schema}
-    row = {**base, "$ref": "#/$defs/test", "$defs": {**defs, "result": {"type": "object"}}}
-    result = {**base, "$ref": "#/$defs/result", "$defs": defs}
-    return fastjsonschema.compile(head), fastjsonschema.compile(row), fastjsonschema.compile(result)
-
-
-# What `_row_is_plain` assumes of the schema's `test` definition (tests/test_matrix.py holds the
-# schema to it, so a change there cannot leave the fast check behind).
-_ROW_KEYS: Final = frozenset({"id", "feature", "results"})
-
-
-def _row_is_plain(row: Any) -> bool:
-    """A row that surely matches `$defs/test` apart from its results: exactly id, feature and
-    results, a string, a string and an object. Anything else is checked by the schema itself."""
-    return (
-        type(row) is dict
-        and row.keys() == _ROW_KEYS
-        and type(row["id"]) is str
-        and type(row["feature"]) is str
-        and type(row["results"]) is dict
-    )
-
-
-def validate_json(data: Any, source: str = "matrix") -> None:
-    """Raise InputError when `data` does not match the published schema of matrix.json."""
-    import fastjsonschema
-
-    head, one_row, one_result = _validators()
-    try:
-        head(data)
-        checked: set[tuple] = set()
-        for index, row in enumerate(data["tests"]):
-            if not _row_is_plain(row):
-                one_row(row, name_prefix=f"data.tests[{index}]")
-            for column, result in row["results"].items():
-                key = _plain_key(result)
-                if key is None or key not in checked:
-                    one_result(result, name_prefix=f"data.tests[{index}].results.{column}")
-                    if key is not None:
-                        checked.add(key)
-    except fastjsonschema.JsonSchemaException as err:
-        where = getattr(err, "name", "") or "data"
-        raise InputError(f"{source}: not a valid matrix.json: {where}: {err.message}") from None
-
-
-def _plain_key(result: Mapping[str, Any]) -> tuple | None:
-    """What identifies a result that holds only outcome, duration and scope (the types too:
-    1, 1.0 and True are equal keys in Python, and only two of them are valid durations)."""
-    if type(result) is not dict or not result.keys() <= _PLAIN_KEYS:
-        return None
-    outcome, duration, scope = result.get("outcome"), result.get("duration"), result.get("scope")
-    key = (outcome, duration, scope, type(outcome), type(duration), type(scope))
-    try:
-        hash(key)
-    except TypeError:  # a list or an object where a value belongs: checked on its own, and refused
-        return None
-    return key

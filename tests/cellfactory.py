@@ -6,7 +6,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from harness.execute import CellOutcome, RunOptions, run_cell
+from harness.run.execute import CellOutcome, RunOptions, run_cell
 
 REPO = Path(__file__).resolve().parent.parent
 REAL_PROBE = REPO / "suites" / "_support" / "probe.py"

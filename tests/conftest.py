@@ -4,31 +4,46 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypeVar
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+F = TypeVar("F", bound=Callable[..., Any])
 ARTIFACTS = REPO / "test-artifacts"
 
 
 # The fast tier (`python -m pytest tests -m "not slow"`, tox -e fast): no torch, no Docker engine,
-# no browser, under a minute. A test is slow when it needs one of those, or runs real suites:
-# its folder, a fixture that brings one of them, or its module (listed with the reason).
+# no browser, no subprocess, under a minute. A test is slow when it needs one of those, or runs real
+# suites: its folder, a fixture that brings one of them, or its own `@pytest.mark.slow` (per test,
+# with the reason beside it). The guard below fails a fast test that starts a subprocess, makes a
+# Docker client or imports torch, so the fast tier cannot quietly become slow.
 SLOW_FOLDERS: Final = ("docker", "workflows", "suites", "faults")
 SLOW_FIXTURES: Final = frozenset({"browser", "docker_client", "sample_suite", "main_job", "taxonomy_cell"})
-SLOW_MODULES: Final = {
-    "test_ingest.py": "real pytest runs of sample suites (the probe imports torch)",
-    "test_integration.py": "the real suites on this machine's torch",
-    "test_escaping.py": "a real run of a hostile sample suite",
-    "test_markdown.py": "real runs of sample suites",
-    "test_matrix.py": "real runs of sample suites",
-    "test_verify_torch.py": "imports torch",
-    "test_device_proof.py": "runs the suites on torch",
-    "test_no_torch.py": "runs the main job",
-    "test_cli.py": "runs harness run on torch",
-}
+
+
+def slow_fixture(reason: str) -> Callable[[F], F]:
+    """Marks a fixture as slow (it runs real suites, a browser, Docker...): every test using it is."""
+
+    def mark(func: F) -> F:
+        func.slow_reason = reason  # type: ignore[attr-defined]
+        return func
+
+    return mark
+
+
+def _uses_a_slow_fixture(item: pytest.Item) -> bool:
+    names = set(getattr(item, "fixturenames", ()))
+    if SLOW_FIXTURES & names:
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in info.name2fixturedefs.values() if info else ():
+        if any(getattr(d.func, "slow_reason", None) for d in defs):
+            return True
+    return False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -36,13 +51,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         path = Path(item.path)
         parts = path.relative_to(tests_dir).parts if tests_dir in path.parents else ()
-        slow = (
-            (len(parts) > 1 and parts[0] in SLOW_FOLDERS)
-            or path.name in SLOW_MODULES
-            or bool(SLOW_FIXTURES & set(getattr(item, "fixturenames", ())))
-        )
-        if slow:
+        if (len(parts) > 1 and parts[0] in SLOW_FOLDERS) or _uses_a_slow_fixture(item):
             item.add_marker(pytest.mark.slow)
+
+
+class FastTierViolation(AssertionError):
+    pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A test without the slow mark may not start a subprocess, make a Docker client or import torch,
+    in its own body or in any fixture it sets up (module-scoped ones included)."""
+    if item.get_closest_marker("slow") is not None:
+        yield
+        return
+    import subprocess
+
+    try:
+        import docker
+    except ImportError:  # pragma: no cover - docker is a dependency
+        docker = None
+    name = item.nodeid
+
+    def refuse(what: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            raise FastTierViolation(f"{name} is in the fast tier but {what}; mark it @pytest.mark.slow")
+
+        return call
+
+    saved = [(subprocess.Popen, "__init__", subprocess.Popen.__init__)]
+    subprocess.Popen.__init__ = refuse("starts a subprocess")  # type: ignore[method-assign]
+    if docker is not None:
+        saved += [
+            (docker, "from_env", docker.from_env),
+            (docker.DockerClient, "__init__", docker.DockerClient.__init__),
+        ]
+        docker.from_env = refuse("makes a Docker client")
+        docker.DockerClient.__init__ = refuse("makes a Docker client")  # type: ignore[method-assign]
+    had_torch = "torch" in sys.modules
+    try:
+        yield
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
+    if not had_torch and "torch" in sys.modules:
+        raise FastTierViolation(f"{name} is in the fast tier but imported torch; mark it @pytest.mark.slow")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

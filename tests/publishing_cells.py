@@ -154,7 +154,8 @@ def real_cells() -> Cells:
 
 def write_base_and_new(out: Path) -> tuple[Path, Path]:
     """matrix.json files for the baseline run and the newer run (with its NO DATA column)."""
-    from harness.matrix import merge_cell_dirs, write_matrix
+    from harness.matrix_json import write_matrix
+    from harness.merge.combine import merge_cell_dirs
 
     cells = real_cells()
     write_matrix(merge_cell_dirs([cells.base]), out / "base.json")

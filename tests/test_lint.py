@@ -11,6 +11,7 @@ from tests.cellfactory import REPO
 from tests.conftest import in_ci
 
 
+@pytest.mark.slow  # runs ruff
 @pytest.mark.parametrize(
     "command", [["ruff", "check", "."], ["ruff", "format", "--check", "."]], ids=["check", "format"]
 )

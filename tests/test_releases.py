@@ -14,14 +14,15 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.diff import diff_matrices, release_pairs
-from harness.gate import evaluate_gate
-from harness.matrix import merge_cell_dirs
+from harness.matrix_json import write_matrix
+from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.outcomes import Rollup, SkipClass
-from harness.render.badge import badges
-from harness.render.html import page_data
-from harness.render.markdown import render_markdown
+from harness.publish.diff import diff_matrices, release_pairs
+from harness.publish.gate import evaluate_gate
+from harness.publish.render.badge import badges
+from harness.publish.render.html import page_data
+from harness.publish.render.markdown import render_markdown
 from tests.publishing_cells import REGRESSED, real_cells
 
 CELLS = Path(__file__).resolve().parent / "data" / "cells"
@@ -123,6 +124,6 @@ def test_diff_releases_names_per_feature_changes(tmp_path: Path, capsys: pytest.
 
 def test_releases_needs_two_builds(matrix: Matrix, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / "m.json"
-    matrix.write(path)
+    write_matrix(matrix, path)
     assert main(["diff", str(path), "--releases", "--backend", "cpu"]) == 2
     assert "no backend in this matrix has two torch builds" in capsys.readouterr().err

@@ -1,4 +1,7 @@
-"""`harness badge MATRIX`: SVG badges per column and for the whole matrix."""
+"""`harness badge MATRIX`: SVG badges per column and for the whole matrix.
+
+One SVG per backend (`cu130 | 27/30 features`) and one for the matrix.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.matrix import load_matrix
-from harness.render.badge import badges
+from harness.matrix_json import load_matrix
+from harness.publish.render.badge import badges
 
 HELP = "write SVG badges (one per backend column and one for the matrix) into a folder"
 

@@ -2,8 +2,11 @@
 
 The tag is `torch-compat/<backend>:<hash of the build inputs>`, so an unchanged image is
 reused, not rebuilt. Progress goes to stderr; the image reference is the one line on stdout.
-`--dry-run` prints the plan instead (what would be built, from what, in which steps) without an
-engine: how the images this host cannot build (rocm7.14, xpu) are checked.
+`--dry-run` prints the build plan instead (Dockerfiles, build arguments, tag inputs, steps) and
+needs no engine.
+
+Build the backend's image through the Docker SDK; the tag is a hash of the build inputs, so an
+unchanged image is reused; every library its wheels bundle must load. See `docs/containers.md`.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ import argparse
 import json
 import sys
 
-from harness import docker_engine, image_build, images
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_build_arguments, spec_from_args
+from harness.run import docker_engine, image_build, images
 
 HELP = "build the image of one backend (reused when its inputs are unchanged)"
 

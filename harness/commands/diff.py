@@ -1,4 +1,10 @@
-"""`harness diff OLD NEW`: per cell, what newly fails, passes, is skipped, added or removed."""
+"""`harness diff OLD NEW`: per cell, what newly fails, passes, is skipped, added or removed.
+
+Per column pair: each feature's state before and after, then the tests newly failing, newly passing,
+newly skipped, added, removed. Columns pair by id, by backend with `--by-build`, or, with
+`--releases`, each torch build of a backend with its previous build in one matrix ("cu130: linalg
+partial → supported, 3 tests newly failing").
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,10 @@ from pathlib import Path
 
 from harness import jsonio
 from harness.commands._output import emit
-from harness.diff import build_pairs, diff_matrices, release_pairs
 from harness.errors import UsageError
-from harness.matrix import load_matrix
-from harness.render.diffmd import render_diff_markdown
+from harness.matrix_json import load_matrix
+from harness.publish.diff import build_pairs, diff_matrices, release_pairs
+from harness.publish.render.diffmd import render_diff_markdown
 
 HELP = "compare two matrices, or the torch builds of one: newly failing/passing/skipped, per feature (md or json)"
 

@@ -1,4 +1,8 @@
-"""`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise."""
+"""`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise.
+
+Exit 1 when the chosen condition holds (any failure by default; only new regressions against a
+baseline; NO DATA columns), per backend.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ import argparse
 from pathlib import Path
 
 from harness.errors import GateFailedError
-from harness.gate import evaluate_gate
-from harness.matrix import load_matrix
+from harness.matrix_json import load_matrix
+from harness.publish.gate import evaluate_gate
 
 HELP = "exit 1 on failures, on new regressions against a baseline, or on NO DATA columns"
 

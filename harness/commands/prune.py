@@ -1,13 +1,17 @@
-"""`harness prune`: remove the harness's old images beyond a disk budget (self-hosted runners)."""
+"""`harness prune`: remove the harness's old images beyond a disk budget (self-hosted runners).
+
+On a long-lived runner: remove the harness's own oldest images beyond a disk budget, never one a
+container uses; says what went and the space freed.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from harness import docker_engine
 from harness.errors import UsageError
-from harness.prune import ENV_BUDGET, HARNESS_LABEL, describe, parse_size, prune
+from harness.run import docker_engine
+from harness.run.prune import ENV_BUDGET, HARNESS_LABEL, describe, parse_size, prune
 
 HELP = "remove the harness's own old images beyond a disk budget, newest kept, never one a container uses"
 

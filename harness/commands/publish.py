@@ -1,4 +1,8 @@
-"""`harness publish SITE_DIR`: the page, matrix.json, badges and the run history, as a static site."""
+"""`harness publish SITE_DIR`: the page, matrix.json, badges and the run history, as a static site.
+
+Page, `matrix.json`, badges and an append-only `history/`; also the job summary to
+`$GITHUB_STEP_SUMMARY`. See `docs/publishing.md`.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ import sys
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.matrix import load_matrix
-from harness.render import DEFAULT_STALE_AFTER_HOURS
+from harness.matrix_json import load_matrix
+from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 
 HELP = "write a static site (index.html, matrix.json, badges/, history/) and the GitHub job summary"
 
@@ -31,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.stale_after <= 0:
         raise UsageError("--stale-after must be a positive number of hours")
-    from harness.publish import publish  # the page renderer (Jinja2) only when publishing
+    from harness.publish.site import publish  # the page renderer (Jinja2) only when publishing
 
     matrix = load_matrix(args.matrix)
     done = publish(

@@ -1,4 +1,8 @@
-"""`harness report`: render a matrix.json as Markdown or JSON (HTML: see render/html.py)."""
+"""`harness report`: render a matrix.json as Markdown or JSON (HTML: see render/html.py).
+
+Render the matrix: the job-summary Markdown (kept under GitHub's 1 MiB), the JSON, or the
+self-contained web page.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,9 @@ from pathlib import Path
 from harness import jsonio
 from harness.commands._output import emit
 from harness.errors import UsageError
-from harness.matrix import load_matrix
+from harness.matrix_json import load_matrix
 from harness.model import Matrix
-from harness.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
+from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 
 HELP = "render matrix.json as markdown (job summary), json or html"
 
@@ -32,7 +36,7 @@ def render(matrix: Matrix, fmt: str, limit: int, stale_after: float = 168.0) -> 
     if fmt == "json":
         return jsonio.dumps_pretty(matrix.to_json()).decode() + "\n"
     try:
-        html = importlib.import_module("harness.render.html")
+        html = importlib.import_module("harness.publish.render.html")
     except ModuleNotFoundError:
         raise UsageError("the html renderer is not installed in this build") from None
     return html.render_html(matrix, stale_after_hours=stale_after)

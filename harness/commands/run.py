@@ -2,6 +2,15 @@
 
 With no arguments this is the main job: the local torch, natively. `--backend X` runs in
 that backend's container (see docs/containers.md); `--native` keeps it on this host.
+
+The main job: run `./suites` with the local torch, natively, into a new cell dir under `results/`,
+merge **every** cell under `results/` (the newest run of each cell id) into `results/matrix.json`,
+print the Markdown matrix and say which columns it holds. A CUDA/ROCm/XPU build on a host without
+its device runs on the CPU as a `cpu-only` column of its own (`--require-device` refuses instead;
+`--cpu-only` asks for it with `--backend`). `--test NODEID` runs one test (each column's rerun
+command ends with it). Run backend `X` (from the registry) in its container: build or reuse the
+image, mount the suites read-only and the cell dir read-write, no network, the backend's device
+flags, health gate first. `--native` runs on this host instead.
 """
 
 from __future__ import annotations
@@ -16,9 +25,10 @@ from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
-from harness.execute import CellOutcome, RunOptions, run_cell
-from harness.matrix import merge_cell_dirs, write_matrix
-from harness.render.markdown import render_markdown
+from harness.matrix_json import write_matrix
+from harness.merge.combine import merge_cell_dirs
+from harness.publish.render.markdown import render_markdown
+from harness.run.execute import CellOutcome, RunOptions, run_cell
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
 
@@ -101,10 +111,10 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     containerized = args.container or (args.backend is not None and not args.native)
     if not containerized:
         return run_cell(opts)
-    from harness import container  # Docker SDK only when a container is wanted
-    from harness.oci_container import keep_requested
+    from harness.run import container  # Docker SDK only when a container is wanted
+    from harness.run.oci_container import keep_requested
 
-    build = spec_from_args(args, args.backend) if args.backend and not args.image else None
+    build = spec_from_args(args, opts.backend) if opts.backend and not args.image else None
     settings = container.ContainerSettings(
         image=args.image,
         build=build,
@@ -139,11 +149,11 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     status = outcome.status
-    cell_id = outcome.manifest["cell_id"]
+    cell_id = outcome.manifest.cell_id
     if status == CellStatus.INFRA_ERROR.value:
-        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.get('error')}")
+        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.error}")
     if status == CellStatus.TIMEOUT.value:
-        raise CellTimeoutError(f"{outcome.manifest.get('error')}; partial results in {outcome.cell_dir}")
+        raise CellTimeoutError(f"{outcome.manifest.error}; partial results in {outcome.cell_dir}")
     column = matrix.column(cell_id)
     bad = column.failures if column else 0
     if bad or status == CellStatus.CRASHED.value:

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from harness import image_build, images
 from harness.registry import load_registry
+from harness.run import image_build, images
 from tests.docker.conftest import (
     CUBLAS_LIBRARY,
     CUDA_TORCH,

@@ -1,4 +1,4 @@
-"""harness/oci_container.py on the real engine: the context manager always removes its container
+"""harness/run/oci_container.py on the real engine: the context manager always removes its container
 (an error inside, a refused start), HARNESS_KEEP_CONTAINER keeps it, and containers left by a
 killed run are cleaned by label before a cell starts, while other runs' live ones are left alone."""
 
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harness import oci_container
-from harness.container import ContainerSettings, run_containerized
-from harness.execute import RunOptions
-from harness.oci_container import CELL_LABEL, ContainerRefused, OCIContainer, leftover_containers, remove_stale
+from harness.run import oci_container
+from harness.run.container import ContainerSettings, run_containerized
+from harness.run.execute import RunOptions
+from harness.run.oci_container import CELL_LABEL, ContainerRefused, OCIContainer, leftover_containers, remove_stale
 from tests.docker.conftest import SESSION, cell_id
 
 
@@ -106,6 +106,6 @@ def test_a_cell_starts_by_removing_what_a_killed_run_of_it_left(
     finally:
         if not _gone(docker_client, leftover.name):
             leftover.remove(force=True)
-    assert outcome.status == "completed", outcome.manifest.get("error")
+    assert outcome.status == "completed", outcome.manifest.error
     assert f"removed container torch-compat-{cid}-pytest-old, left by a run of this cell that was killed" in said
     assert not leftover_containers(docker_client, cid)

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from harness import docker_options
-from harness.container import CELL_LABEL
 from harness.registry import load_registry
+from harness.run import docker_options
+from harness.run.container import CELL_LABEL
 from tests.docker.conftest import cell_id
 
 RENDER_GID = 109  # the render group of this fake host (992 or 110 on others)

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from harness.execute import CellOutcome
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
+from harness.run.execute import CellOutcome
 from tests.cellfactory import run_sample_cell, write_suite
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,7 +92,7 @@ def run_measured(argv: list[str], *, timeout: float = 120.0) -> Measured:
 MERGE_AND_MEASURE = """
 import json, resource, sys
 from pathlib import Path
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 matrix = merge_cell_dirs([Path(p) for p in sys.argv[1:]]).to_json()
 print(json.dumps(matrix))
 print("peak_rss_kb=%d" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from tests.faults.conftest import BASE_OUTCOMES, REPO, column_of, merge_in_child, results_of
 
 CELL = "base"  # the cell_id of the real base cell

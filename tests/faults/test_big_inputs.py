@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
+from harness.merge.decide import MESSAGE_CAP, TRACE_CAP
 from harness.model import Matrix
-from harness.outcomes import MESSAGE_CAP, TRACE_CAP
-from harness.render.markdown import render_markdown
+from harness.publish.render.markdown import render_markdown
 from tests.cellfactory import write_suite
 from tests.faults.conftest import column_of, merge_in_child, results_of, run_fault_cell
 

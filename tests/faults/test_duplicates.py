@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from tests.cellfactory import write_suite
 from tests.conftest import in_ci
 from tests.faults.conftest import REPO, column_of, results_of, run_fault_cell

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.cell import read_manifest
-from harness.matrix import merge_cell_dirs
+from harness.merge.combine import merge_cell_dirs
 from tests.cellfactory import write_suite
 from tests.faults.conftest import REPO, column_of, results_of, run_fault_cell
 
@@ -183,7 +183,7 @@ def test_cell_timeout_stops_run_and_keeps_partial_results(tmp_path: Path) -> Non
     assert len(errors) == 1 and "ran past its 8 s limit" in errors[0], done.stderr
 
     (cell_dir,) = [p for p in results.iterdir() if (p / "manifest.json").exists()]
-    manifest = read_manifest(cell_dir / "manifest.json")
+    manifest = read_manifest(cell_dir / "manifest.json").to_json()
     assert manifest["status"] == "timeout"
     assert manifest["error"] == "the cell ran past its 8 s limit and was stopped"
     matrix = merge_cell_dirs([cell_dir]).to_json()

@@ -1,0 +1,569 @@
+"""Merge cell dirs into the matrix model (harness/model.py) and read it back.
+
+A column is one cell, identified by the manifest's cell_id, never by file names or XML
+content. Re-runs of a cell (run attempts) keep the latest; the same run uploaded twice is
+merged once; both are decided from the manifests alone, before any result is read. Cells
+are independent, so they are read in parallel worker processes (one more than the cores, at most
+`jobs`); each worker streams its cell's files and hands back only the decided records.
+A column without results is NO DATA and has no score.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import operator
+import os
+import pickle
+import sys
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Any, Final
+
+from harness import __version__, gcpause
+from harness.cell import FeatureInfo, Manifest, read_manifest, utc_now
+from harness.errors import HarnessError, InputError
+from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
+from harness.merge.ingest import CellResult, ingest_cell
+from harness.merge.reproduce import column_command
+from harness.merge.rollup import roll_up, roll_up_counted
+from harness.model import (
+    SCHEMA_VERSION,
+    UNASSIGNED,
+    VERDICT_STATES,
+    Alignment,
+    Column,
+    ColumnState,
+    Environment,
+    Feature,
+    FeatureCell,
+    Matrix,
+    Note,
+    Problem,
+    Score,
+    TestResult,
+    TestRow,
+)
+from harness.outcomes import Outcome, Rollup, Scope
+from harness.probe import Device, Probe
+from harness.registry import LEGACY_IDS, load_registry
+from harness.torch_build import version_sort_key
+
+MISSING_CELL_ERROR: Final = (
+    "no results were uploaded for this planned cell: its job failed before writing a cell, "
+    "was cancelled, or no runner picked it up"
+)
+NOT_SHIPPED_SOURCE: Final = "(not shipped)"
+PLANNED_SOURCE: Final = "(planned)"
+MAX_JOBS: Final = 8
+# Workers forked from the merging process start at once with the harness already imported
+# (Python 3.14 makes forkserver the default, which imports it again in every worker). Linux
+# only: elsewhere the platform's default method is the safe one.
+_WORKER_START: Final = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+
+
+# -- which cells -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Input:
+    path: Path
+    manifest: Manifest
+
+    @property
+    def cell_id(self) -> str:
+        return self.manifest.cell_id
+
+
+def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]:
+    inputs: list[_Input] = []
+    problems: list[Problem] = []
+    for path in paths:
+        path = Path(path)
+        try:
+            if not path.is_dir():
+                raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run`")
+            inputs.append(_Input(path, read_manifest(path / "manifest.json")))
+        except HarnessError as err:
+            problems.append(Problem(source=str(path), message=str(err)))
+    return inputs, problems
+
+
+def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
+    """One cell per cell_id: the latest run attempt wins; identical uploads merge once."""
+    by_id: dict[str, list[_Input]] = {}
+    for item in inputs:
+        by_id.setdefault(item.cell_id, []).append(item)
+    kept: list[_Input] = []
+    notes: list[Note] = []
+    for cell_id, group in by_id.items():
+        seen_runs: dict[str, _Input] = {}
+        for item in group:
+            run_id = item.manifest.run_id
+            if run_id in seen_runs:
+                notes.append(
+                    Note(cell=cell_id, source=str(item.path), note=f"duplicate upload of run {run_id}; merged once")
+                )
+                continue
+            seen_runs[run_id] = item
+        ordered = sorted(
+            seen_runs.values(),
+            key=lambda c: (c.manifest.run_attempt, c.manifest.started_at or ""),
+        )
+        latest = ordered[-1]
+        attempt = latest.manifest.run_attempt
+        for older in ordered[:-1]:
+            note = f"superseded by run {latest.manifest.run_id} (attempt {attempt})"
+            notes.append(Note(cell=cell_id, source=str(older.path), note=note))
+        kept.append(latest)
+    return kept, notes
+
+
+# -- reading cells (in parallel) ------------------------------------------------------------
+@dataclass(slots=True)
+class _Read:
+    """One cell as a worker hands it back: its tests, and its roll-up per feature (done in the
+    worker, where cells are read in parallel)."""
+
+    cell: CellResult
+    rolled: dict[str, FeatureCell]
+    ran: bool  # any test with a verdict: a column without one is NO DATA
+
+
+def _roll_cell(cell: CellResult) -> _Read:
+    # Equal results are shared objects (ingest shares "passed in t seconds"), so each distinct
+    # (feature, result) pair is counted in C and judged once, with its count.
+    results = cell.results
+    by_id = dict(zip(map(id, results), results, strict=True))
+    tally = Counter(zip(cell.test_features, map(id, results), strict=True))
+    grouped: dict[str, list[tuple[TestResult, int]]] = {}
+    for (feature, key), count in tally.items():
+        fid = feature or UNASSIGNED
+        found = grouped.get(fid)
+        if found is None:
+            found = grouped[fid] = []
+        found.append((by_id[key], count))
+    ran = any(r.outcome is not Outcome.NOT_RUN for r in by_id.values())
+    rolled = {fid: roll_up_counted(pairs, no_data=not ran) for fid, pairs in grouped.items()}
+    return _Read(cell, rolled, ran)
+
+
+def _ingest(path: Path) -> _Read | Problem:
+    """One cell, in a worker: its records, or the problem that stopped it (never raises)."""
+    try:
+        with gcpause.paused():
+            return _roll_cell(ingest_cell(path))
+    except HarnessError as err:
+        return Problem(source=str(path), message=str(err))
+    except Exception as err:  # one broken cell must not cost the others
+        return Problem(source=str(path), message=f"unexpected {type(err).__name__}: {err}")
+
+
+def _ingest_in_worker(path: Path) -> bytes:
+    """_ingest in a worker process, its result pickled here; then the memory the cell took goes
+    back to the system, so a worker that waits while the last cells are read holds nothing."""
+    data = pickle.dumps(_ingest(path), protocol=pickle.HIGHEST_PROTOCOL)
+    gc.collect()
+    _trim_heap()
+    return data
+
+
+def _trim_heap() -> None:
+    """glibc keeps freed memory for reuse; malloc_trim returns it (a no-op elsewhere)."""
+    if sys.platform != "linux":
+        return
+    import ctypes  # here: only worker processes need it
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl)
+        return
+    trim(0)
+
+
+def _default_jobs() -> int:
+    # One more worker than cores: a cell is the unit of work, so with 5 cells on 2 cores the
+    # last one would run alone on one core; an extra worker keeps every core busy to the end.
+    return max(1, min((os.cpu_count() or 1) + 1, MAX_JOBS))
+
+
+def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[tuple[int, _Read | Problem]]:
+    """(index in `paths`, result) for every cell, read by up to `jobs` worker processes and
+    handed back in the order they were started, so the merge adds one cell while the next ones
+    are still being read. Cells start in the order given, except that cells of a larger
+    power-of-two size class start first (the last cell to finish should be a small one)."""
+    jobs = _default_jobs() if jobs is None else max(1, jobs)
+    if jobs == 1 or len(paths) < 2:
+        for index, path in enumerate(paths):
+            yield index, _ingest(path)
+        return
+    order = sorted(range(len(paths)), key=lambda i: -_cell_size(paths[i]).bit_length())
+    lost: list[int] = []
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=_WORKER_START) as pool:
+        futures = deque((i, pool.submit(_ingest_in_worker, paths[i])) for i in order)
+        while futures:
+            index, future = futures.popleft()  # a future holds its result: let each go once read
+            try:
+                data = future.result()
+            except BrokenProcessPool:  # a worker died (killed for memory, a crash in a parser)
+                lost.append(index)
+                continue
+            del future
+            yield index, pickle.loads(data)
+            del data
+    # A dead worker breaks the whole pool: each cell it took down is read again on its own, so
+    # only the cell that kills its reader is lost.
+    for index in lost:
+        yield index, _ingest_alone(paths[index])
+
+
+def _ingest_alone(path: Path) -> _Read | Problem:
+    with ProcessPoolExecutor(max_workers=1, mp_context=_WORKER_START) as pool:
+        try:
+            return pickle.loads(pool.submit(_ingest_in_worker, path).result())
+        except BrokenProcessPool:
+            return Problem(source=str(path), message="reading this cell killed its worker process (out of memory?)")
+
+
+def _cell_size(path: Path) -> int:
+    try:
+        return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
+    except OSError:
+        return 0
+
+
+# -- building the model --------------------------------------------------------------------------
+def environment_of(manifest: Manifest) -> Environment:
+    env = manifest.environment or Probe()
+    device = env.device or Device()
+    image = manifest.image
+    return Environment(
+        torch=env.torch_version,
+        torch_git=env.torch_git,
+        build=env.build,
+        cuda=env.cuda,
+        hip=env.hip,
+        xpu=env.xpu,
+        # A CPU build, or a device build that ran on the CPU (a cpu-only column), ran on the CPU.
+        device=device.name or ("cpu" if env.build == "cpu" or manifest.variant else None),
+        device_count=len(env.devices),
+        capability=device.capability,
+        arch=device.arch,
+        driver=env.driver,
+        python=env.python,
+        platform=env.platform,
+        cpu=env.cpu_model,
+        mode=manifest.mode,
+        image=image.ref if image else None,
+        image_digest=image.digest if image else None,
+        suite_sha=manifest.suite_sha,
+        runner=manifest.runner.host,
+        run_url=manifest.url,
+        started_at=manifest.started_at,
+        finished_at=manifest.finished_at,
+        harness_version=manifest.harness_version,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Added:
+    """A cell as the builder keeps it until the build: what is small and depends on the order of
+    columns (the rows are merged as each cell arrives)."""
+
+    manifest: Manifest
+    source: str
+    errors: tuple[str, ...]
+    features: dict[str, FeatureInfo]  # row metadata the cell brought
+    rolled: dict[str, FeatureCell]
+    ran: bool
+    release: str | None = None  # a placeholder's release series (a planned or not-shipped column)
+
+    @property
+    def torch(self) -> str | None:
+        return self.manifest.torch
+
+
+class _Builder:
+    """Merges the cells' test rows as each cell arrives (in any order), then builds the model in
+    column order: the matrix does not depend on the order cells were given or finished in."""
+
+    def __init__(self) -> None:
+        self.registry = load_registry()
+        self.results: dict[str, dict[str, TestResult]] = {}  # test id -> column -> result
+        self.feature_of: dict[str, str] = {}  # test id -> its row, as the first column to add it said
+        # test id -> column -> feature, for the few tests whose columns put them in different rows
+        self.disputed: dict[str, dict[str, str]] = {}
+        self.cells: list[_Added] = []
+
+    def add(self, read: _Read) -> None:
+        cell = read.cell
+        column_id = cell.cell_id
+        nodeids, results = cell.nodeids, cell.results
+        features = [f or UNASSIGNED for f in cell.test_features] if "" in cell.test_features else cell.test_features
+        rows, feature_of = self.results, self.feature_of
+        # Every cell of one suite has the same tests in the same rows: then both steps below run
+        # in C (map, not a loop per test); a new test or another row takes the loop.
+        known = list(map(feature_of.get, nodeids))
+        if known == features:
+            deque(map(operator.setitem, map(rows.__getitem__, nodeids), repeat(column_id), results), maxlen=0)
+        else:
+            disputed = self.disputed
+            for nodeid, feature, result, row_feature in zip(nodeids, features, results, known, strict=True):
+                if row_feature is None:
+                    rows[nodeid] = {column_id: result}
+                    feature_of[nodeid] = feature
+                    continue
+                row = rows[nodeid]
+                if feature != row_feature:
+                    # The row's first column (the first key of its results) set its feature.
+                    disputed.setdefault(nodeid, {next(iter(row)): row_feature})[column_id] = feature
+                row[column_id] = result
+        self.cells.append(
+            _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran)
+        )
+
+    def add_missing(self, entry: dict[str, Any]) -> None:
+        manifest = Manifest(
+            cell_id=entry["cell_id"],
+            backend=str(entry.get("backend", "")),
+            run_id="",
+            error=MISSING_CELL_ERROR,
+            # the planned build, so the column sorts with its backend's other builds
+            environment=Probe.from_json({"torch": {"version": entry.get("torch") or None}}),
+        )
+        self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False))
+
+    def not_shipped(self) -> list[_Added]:
+        """A placeholder for each (release, build) the matrix would show but upstream does not ship:
+        when a build has columns for some releases in this matrix and the registry says another
+        release of the matrix does not ship it (cu126 beside 2.13 and 2.14, not built for 2.15). It is
+        "not shipped", never NO DATA: nothing could have run. Builds or releases the registry does
+        not list get none (nothing is known of them)."""
+        have: dict[tuple[str, str], set[str]] = {}
+        releases: set[str] = set()
+        for cell in self.cells:
+            release = self.registry.release_of(cell.torch)
+            if release is None:
+                continue
+            releases.add(release.id)
+            have.setdefault((_backend_of(cell.manifest), cell.manifest.variant or ""), set()).add(release.id)
+        added: list[_Added] = []
+        for (backend_id, variant), present in have.items():
+            backend = self.registry.get(backend_id)
+            if backend is None or not backend.listed:
+                continue
+            for release_id in sorted(releases - present):
+                release = self.registry.releases[release_id]
+                if release.ships(backend.id):
+                    continue
+                cell_id = "-".join(p for p in (backend.id, release_id, variant, "not-shipped") if p)
+                builds = ", ".join(sorted(release.builds, key=self.registry.variant_order))
+                manifest = Manifest(
+                    cell_id=cell_id,
+                    backend=backend.id,
+                    run_id="",
+                    variant=variant or None,
+                    error=f"torch {release_id} is not shipped as a {backend.display_name} build "
+                    f"(upstream builds {builds})",
+                )
+                added.append(_Added(manifest, NOT_SHIPPED_SOURCE, (), {}, {}, False, release=release_id))
+        return added
+
+    def features(self, cells: Sequence[_Added]) -> list[Feature]:
+        """The rows, in the order the columns (in column order) first name them. Each field of a
+        feature's metadata (title, release, claim, scope, source) comes from the most recently started
+        cell that states it (on a tie, the later column): a feature map that names a project feature
+        without a title keeps the project's title."""
+        meta: dict[str, dict[str, tuple[str, str]]] = {}  # feature -> field -> (stamp, value)
+        seen: dict[str, None] = {}
+        for cell in cells:
+            stamp = cell.manifest.started_at or ""
+            for fid, info in cell.features.items():
+                fields = meta.setdefault(fid, {})
+                for name, value in info.to_json().items():
+                    if name not in fields or stamp >= fields[name][0]:
+                        fields[name] = (stamp, value)
+            seen.update(dict.fromkeys(cell.rolled))
+        order = [fid for fid in meta if fid != UNASSIGNED]
+        order += [fid for fid in seen if fid not in meta and fid != UNASSIGNED]
+        if UNASSIGNED in seen:
+            order.append(UNASSIGNED)
+        features = []
+        for fid in order:
+            info = {name: value for name, (_, value) in meta.get(fid, {}).items()}
+            title = info.get("title") or ("Not in any feature" if fid == UNASSIGNED else fid)
+            scope = Scope.HOST if info.get("scope") == Scope.HOST.value else Scope.BACKEND
+            features.append(
+                Feature(
+                    id=fid,
+                    title=title,
+                    since=info.get("since"),
+                    claim=info.get("claim"),
+                    source=info.get("source"),
+                    scope=scope,
+                )
+            )
+        return features
+
+    def test_rows(self, column_ids: list[str], feature_ids: list[str]) -> tuple[TestRow, ...]:
+        """The rows by feature, then id. A test that columns put in different rows goes in the
+        row of its first column; each row's results are in column order."""
+        rank = {c: i for i, c in enumerate(column_ids)}
+        feature_of = self.feature_of
+        if self.disputed:
+            feature_of = dict(feature_of)
+            for nodeid, by_column in self.disputed.items():
+                feature_of[nodeid] = by_column[min(by_column, key=rank.__getitem__)]
+        by_feature: dict[str, list[str]] = {fid: [] for fid in feature_ids}
+        for nodeid, fid in feature_of.items():
+            by_feature[fid].append(nodeid)
+        results = self.results
+        arrived = [c.manifest.cell_id for c in self.cells if c.source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE)]
+        in_order = arrived == sorted(arrived, key=rank.__getitem__)  # results went in in column order
+        rows: list[TestRow] = []
+        for fid, ids in by_feature.items():
+            ids.sort()  # strings alone: C's sort, no key function
+            for nodeid in ids:
+                row = results[nodeid]
+                if not in_order and len(row) > 1:
+                    row = {c: row[c] for c in column_ids if c in row}
+                rows.append(TestRow(id=nodeid, feature=fid, results=row))
+        return tuple(rows)
+
+    def column_order(self, cell: _Added | _Input) -> tuple[Any, ...]:
+        """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
+        real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
+        manifest = cell.manifest
+        return (
+            self.registry.variant_order(_backend_of(manifest)),
+            manifest.variant or "",
+            version_key(manifest.torch or getattr(cell, "release", None)),
+            manifest.cell_id,
+        )
+
+    def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
+        cells = sorted([*self.cells, *self.not_shipped()], key=self.column_order)
+        features = self.features(cells)
+        feature_ids = [f.id for f in features]
+        # Backend-independent features and the `unassigned` row are shown, never scored.
+        scored = {f.id for f in features if f.scope is Scope.BACKEND and f.id != UNASSIGNED}
+        columns: list[Column] = []
+        grid: dict[str, dict[str, FeatureCell]] = {fid: {} for fid in feature_ids}
+        for added in cells:
+            manifest, source, errors, rolled = added.manifest, added.source, added.errors, added.rolled
+            column_id = manifest.cell_id
+            shipped = source != NOT_SHIPPED_SOURCE
+            if not shipped:
+                state = ColumnState.NOT_SHIPPED
+            elif not added.ran:
+                state = ColumnState.NO_DATA
+            elif manifest.completed and not errors:
+                state = ColumnState.OK
+            else:
+                state = ColumnState.PARTIAL_RUN
+            totals: Counter[Outcome] = Counter()
+            states: Counter[Rollup] = Counter()
+            for fid in feature_ids:
+                cell = rolled.get(fid) or (roll_up((), no_data=True) if shipped else _NOT_SHIPPED_CELL)
+                grid[fid][column_id] = cell
+                totals.update(cell.counts)
+                if fid in scored:
+                    states[cell.state] += 1
+            backend = _backend_of(manifest)
+            info = self.registry.get(backend)
+            placeholder = source in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE)
+            columns.append(
+                Column(
+                    id=column_id,
+                    backend=backend,
+                    display_name=info.display_name if info else backend,
+                    state=state,
+                    cell_status=manifest.status,
+                    run_id=manifest.run_id,
+                    run_attempt=manifest.run_attempt,
+                    error=manifest.error,
+                    exit=manifest.exit.to_json() if manifest.exit else None,
+                    environment=environment_of(manifest),
+                    errors=errors,
+                    counts=dict(totals),
+                    score=None
+                    if state in (ColumnState.NO_DATA, ColumnState.NOT_SHIPPED)
+                    else Score(
+                        supported=states[Rollup.SUPPORTED],
+                        judged=sum(states[s] for s in VERDICT_STATES),
+                        features=len(scored),
+                        states=dict(states),
+                    ),
+                    source=source,
+                    mode=manifest.mode,
+                    variant=manifest.variant,
+                    variant_reason=manifest.variant_reason,
+                    reproduce=None if placeholder else column_command(manifest),
+                    release=added.release if not shipped else None,
+                )
+            )
+        tests = self.test_rows([c.id for c in columns], feature_ids)
+        shas = sorted({c.environment.suite_sha for c in columns if c.environment.suite_sha})
+        return Matrix(
+            schema_version=SCHEMA_VERSION,
+            generated_at=utc_now(),
+            harness_version=__version__,
+            features=tuple(features),
+            columns=tuple(columns),
+            cells=grid,
+            tests=tests,
+            alignment=Alignment(aligned=len(shas) <= 1, suite_shas=tuple(shas)),
+            input_errors=tuple(problems),
+            notes=tuple(notes),
+        )
+
+
+_NOT_SHIPPED_CELL: Final = FeatureCell(state=Rollup.NOT_SHIPPED, counts={})
+
+
+def _backend_of(manifest: Manifest) -> str:
+    """The manifest's backend, old ids read as today's variant (`rocm` was ROCm 7.2)."""
+    return LEGACY_IDS.get(manifest.backend, manifest.backend)
+
+
+def version_key(version: str | None) -> tuple[Any, ...]:
+    """Sorts torch versions by release (2.13.0+cu130 before 2.15.0); unknown versions first."""
+    return version_sort_key(version)
+
+
+def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) -> list[dict[str, Any]]:
+    """The planned cells that produced nothing."""
+    have = set(present)
+    return [entry for entry in expected if entry["cell_id"] not in have]
+
+
+def merge_cell_dirs(
+    paths: Iterable[Path], expected: Sequence[dict[str, Any]] = (), *, jobs: int | None = None
+) -> Matrix:
+    """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing."""
+    with gcpause.paused():
+        return _merge(paths, expected, jobs)
+
+
+def _merge(paths: Iterable[Path], expected: Sequence[dict[str, Any]], jobs: int | None) -> Matrix:
+    inputs, problems = _read_manifests(paths)
+    kept, notes = deduplicate(inputs)
+    builder = _Builder()
+    # Read in column order: each row then takes its results in the order the matrix shows them.
+    order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i]))
+    present: list[str] = []
+    failed: dict[int, Problem] = {}
+    for index, result in ingest_cells([kept[i].path for i in order], jobs):
+        item = order[index]
+        if isinstance(result, Problem):
+            failed[item] = result
+            continue
+        builder.add(result)
+        present.append(kept[item].cell_id)
+    problems.extend(failed[i] for i in sorted(failed))  # in the order the cells were given
+    for entry in missing_cells(expected, present):
+        builder.add_missing(entry)
+    return builder.build(problems, notes)

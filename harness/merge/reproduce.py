@@ -1,0 +1,54 @@
+"""The command that reruns a column (and one test of it), from the cell's manifest alone.
+
+A containerized cell reruns on its image by digest (the exact bytes, wherever it is pulled
+or loaded); a native cell reruns with its torch build installed from its backend's index.
+An imported cell was run by another CI: it has no command, only its run URL.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Final
+
+from harness.cell import ImageInfo, Manifest
+from harness.registry import load_registry
+
+_DIGEST_RE: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def _image_ref(image: ImageInfo) -> str | None:
+    """`repo@sha256:...` when the image was pushed, else its local id `sha256:...`, else its tag."""
+    digest = image.digest
+    if digest and ("@sha256:" in digest or _DIGEST_RE.match(digest)):
+        return digest  # repo@sha256:... once pushed or pulled; the image id for a local build
+    return image.ref
+
+
+def _run_args(manifest: Manifest) -> list[str]:
+    args = ["--cell-id", manifest.cell_id]
+    extra = manifest.planned.pytest_args if manifest.planned else ()
+    if extra:
+        args += ["--pytest-args", shlex.join(extra)]
+    return args
+
+
+def column_command(manifest: Manifest) -> str | None:
+    """The shell command that reruns this cell, or None when it cannot be rerun from here."""
+    backend = manifest.backend
+    if manifest.mode == "container":
+        ref = _image_ref(manifest.image) if manifest.image else None
+        if not ref:
+            return None
+        return shlex.join(["harness", "run", "--backend", backend, "--image", ref, *_run_args(manifest)])
+    if manifest.mode == "native":
+        torch = manifest.torch
+        info = load_registry().get(backend)
+        run = ["harness", "run", "--native", "--backend", backend, *_run_args(manifest)]
+        if manifest.variant == "cpu-only":
+            run.insert(2, "--cpu-only")
+        if not torch or info is None:
+            return shlex.join(run)
+        install = ["python3", "-m", "pip", "install", f"torch=={torch}", "--index-url", info.wheel_index]
+        return f"{shlex.join(install)} && {shlex.join(run)}"
+    return None

@@ -1,0 +1,1 @@
+"""The publish wing: reads the matrix model (harness/model.py) and writes the summary, page, badges, diffs and gate."""

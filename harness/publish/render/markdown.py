@@ -1,0 +1,233 @@
+"""Markdown for GitHub job summaries: feature rows x backend columns, legend, measured figures,
+environments, failures. Detail is dropped step by step until the text fits GitHub's 1 MiB
+summary limit. Every text from input goes through render/mdtext.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix
+from harness.outcomes import BAD, OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
+from harness.publish.render import figures as figs
+from harness.publish.render.mdtext import code, first_line, link, text
+
+GITHUB_SUMMARY_LIMIT: Final = 1024 * 1024
+_PROBLEMS: Final = tuple(o for o in Outcome if o in BAD)  # the failing outcomes, in taxonomy order
+
+
+def state_word(state: Rollup) -> str:
+    return "NO DATA" if state is Rollup.NO_DATA else "not shipped" if state is Rollup.NOT_SHIPPED else state.value
+
+
+def state_label(state: Rollup) -> str:
+    return f"{ROLLUP_SYMBOLS[state]} {state_word(state)}"
+
+
+def counts_text(cell: FeatureCell) -> str:
+    """'22 passed, 5 skipped (5 unsupported)': skips are told apart by their reason class."""
+    parts = []
+    for outcome in Outcome:
+        count = cell.counts.get(outcome)
+        if not count:
+            continue
+        part = f"{count} {outcome.value}"
+        if outcome is Outcome.SKIPPED and cell.skips:
+            part += " (" + ", ".join(f"{n} {k.value}" for k, n in sorted(cell.skips.items())) + ")"
+        parts.append(part)
+    if cell.measurements:
+        parts.append(f"{cell.measurements} measured")
+    return ", ".join(parts)
+
+
+def column_head(column: Column) -> str:
+    head = f"{text(column.heading)}<br>{code(column.id)}"
+    if column.environment.torch and column.has_data:  # a NO DATA column's runner torch is not its build
+        head += f"<br>torch {text(column.environment.torch)}"
+    elif column.state is ColumnState.NOT_SHIPPED:
+        head += f"<br>torch {text(column.release_series or '?')}"
+    return head
+
+
+def environment_line(column: Column) -> str:
+    env = column.environment
+    parts = [f"torch {env.torch or '?'}"]
+    for value, label in ((env.cuda, "CUDA"), (env.hip, "HIP"), (env.xpu, "XPU")):
+        if value:
+            parts.append(f"{label} {value}")
+    extra = (env.capability and f"sm {env.capability}") or env.arch
+    parts.append(f"device {env.device or 'no device'}" + (f" ({extra})" if extra else ""))
+    if env.driver:
+        parts.append(f"driver {env.driver}")
+    if env.python:
+        parts.append(f"Python {env.python}")
+    if env.mode:
+        parts.append(env.mode)
+    if env.image_digest:
+        parts.append(f"image {env.image_digest[:19]}")
+    if env.suite_sha:
+        parts.append(f"suites {env.suite_sha[:10]}")
+    if env.runner:
+        parts.append(f"runner {env.runner}")
+    if env.started_at:
+        parts.append(env.started_at)
+    line = " · ".join(text(p) for p in parts)
+    if env.run_url:
+        line += " · " + link("run", env.run_url)
+    if column.reproduce:
+        line += f" · rerun: {code(column.reproduce, table=False)}"
+    head = f"- **{text(column.label)}** {code(column.id, table=False)}"
+    if column.variant_reason:
+        head += f" ({text(column.variant_reason)})"
+    if column.state is ColumnState.NOT_SHIPPED:
+        return f"{head}: {ROLLUP_SYMBOLS[Rollup.NOT_SHIPPED]} **not shipped**: {text(column.error or '')}"
+    if column.state is ColumnState.NO_DATA:
+        if not column.run_id:  # planned, and nothing arrived: there is no environment to tell
+            return f"{head}: **NO DATA**: {text(column.error or 'no test results')}"
+        return f"{head}: **NO DATA**: {text(column.error or 'no test results')} · {line}"
+    if column.state is ColumnState.PARTIAL_RUN:
+        status = column.cell_status.value if column.cell_status else "unknown"
+        return f"{head}: ⚠️ partial run ({text(status)}) · {line}"
+    return f"{head}: {line}"
+
+
+def _table(matrix: Matrix, with_counts: bool) -> list[str]:
+    columns = matrix.columns
+    lines = ["| Feature | Since | " + " | ".join(column_head(c) for c in columns) + " |"]
+    lines.append("|" + "---|" * (2 + len(columns)))
+    for feature in matrix.features:
+        title = f"**{text(feature.title)}** ({code(feature.id)})"
+        if feature.scope is Scope.HOST:
+            title += "<br>_backend-independent: shown, not scored_"
+        elif feature.id == UNASSIGNED:
+            title += "<br>_tests no feature rule matched: shown, not scored_"
+        row = [title, text(feature.since or "")]
+        for column in columns:
+            cell = matrix.cell(feature.id, column.id)
+            if cell is None:
+                row.append(state_label(Rollup.NO_DATA))
+                continue
+            label = state_label(cell.state)
+            if with_counts and cell.state not in (Rollup.NO_DATA, Rollup.NOT_SHIPPED):
+                label += f"<br>{counts_text(cell)}"
+                if cell.host_tests:
+                    label += f" · judged without {cell.host_tests} host-side tests"
+            row.append(label)
+        lines.append("| " + " | ".join(row) + " |")
+    score = ["**Features supported**", ""]
+    for column in columns:
+        s = column.score
+        if column.state is ColumnState.NOT_SHIPPED:
+            score.append("not shipped")
+        else:
+            score.append("NO DATA" if s is None else f"{s.supported}/{s.judged} features")
+    lines.append("| " + " | ".join(score) + " |")
+    return lines
+
+
+def _legend() -> list[str]:
+    states = " · ".join(f"{ROLLUP_SYMBOLS[r]} **{state_word(r)}**: {ROLLUP_MEANING[r]}" for r in Rollup)
+    outcomes = " ".join(f"{OUTCOME_SYMBOLS[o]} {o.value}" for o in Outcome)
+    return [f"**Legend.** {states}.", "", f"Test outcomes: {outcomes}."]
+
+
+def _figures(matrix: Matrix) -> list[str]:
+    """Per feature, the measured figures per column, with units, shapes and the release-note claim."""
+    tables = figs.feature_figures(matrix)
+    if not tables:
+        return []
+    lines = ["", "### Measured figures"]
+    names = {c.id: c.label for c in matrix.columns}
+    for feature, rows in tables:
+        lines += ["", f"**{text(feature.title)}** ({code(feature.id)})", ""]
+        lines += ["| Figure | Column | Value | Shape | dtype | Claim |", "|---|---|---|---|---|---|"]
+        for row in rows:
+            lines.append(
+                f"| {text(row.label)} | {text(names.get(row.column, row.column))} | {text(row.value_text)} | "
+                f"{text(row.shape)} | {text(row.dtype)} | {text(row.claim)} |"
+            )
+    return lines
+
+
+def _problem_lists(matrix: Matrix, max_items: int | None, msg_limit: int) -> list[str]:
+    names = {c.id: c.label for c in matrix.columns}
+    failures: list[str] = []
+    xpasses: list[str] = []
+    for row in matrix.tests:
+        for column_id, result in row.results.items():
+            outcome = result.outcome
+            if outcome in _PROBLEMS:
+                msg = first_line(result.message, msg_limit)
+                sig = f" \\[{text(result.signal)}\\]" if result.signal else ""
+                failures.append(
+                    f"- {OUTCOME_SYMBOLS[outcome]} **{outcome.value}**{sig} on "
+                    f"**{text(names.get(column_id, column_id))}**: {code(row.id, table=False)}"
+                    + (f": {text(msg)}" if msg else "")
+                )
+            elif outcome is Outcome.XPASSED:
+                where = f" ({text(result.link)})" if result.link else ""
+                name = text(names.get(column_id, column_id))
+                xpasses.append(f"- 🎉 {code(row.id, table=False)} on **{name}**{where}: expected to fail, passed")
+    out: list[str] = []
+    for title, items in (("Failures", failures), ("Unexpected passes", xpasses)):
+        if not items:
+            continue
+        shown = items if max_items is None else items[:max_items]
+        out += ["", f"### {title} ({len(items)})", "", *shown]
+        if len(shown) < len(items):
+            out.append(f"- … and {len(items) - len(shown)} more (see matrix.json or the HTML page)")
+    return out
+
+
+def _errors(matrix: Matrix) -> list[str]:
+    lines: list[str] = []
+    for column in matrix.columns:
+        for err in column.errors:
+            lines.append(f"- {code(column.id, table=False)}: {text(first_line(err, 500))}")
+    for problem in matrix.input_errors:
+        lines.append(f"- {text(problem.source)}: {text(first_line(problem.message, 500))}")
+    return ["", "### Problems reading results", "", *lines] if lines else []
+
+
+def render_markdown(
+    matrix: Matrix, limit: int = GITHUB_SUMMARY_LIMIT, title: str = "PyTorch compatibility matrix"
+) -> str:
+    """The summary at the richest detail level that fits in `limit` bytes."""
+    levels: list[Callable[[], list[str]]] = [
+        lambda: _body(matrix, True, None, 300, True, True),
+        lambda: _body(matrix, True, 200, 160, True, True),
+        lambda: _body(matrix, True, 20, 120, True, True),
+        lambda: _body(matrix, True, 20, 120, True, False),
+        lambda: _body(matrix, False, 0, 0, True, False),
+        lambda: _body(matrix, False, 0, 0, False, False),
+    ]
+    body = ""
+    for level in levels:
+        body = "\n".join([f"## {title}", "", *level()]) + "\n"
+        if len(body.encode("utf-8")) <= limit:
+            return body
+    # Last resort: a hard cut that still ends on a whole line.
+    cut = body.encode("utf-8")[: max(limit - 200, 0)].decode("utf-8", "ignore")
+    return cut.rsplit("\n", 1)[0] + "\n\n_(truncated to fit the summary limit)_\n"
+
+
+def _body(
+    matrix: Matrix, counts: bool, max_items: int | None, msg_limit: int, environments: bool, figures: bool
+) -> list[str]:
+    lines = _table(matrix, counts)
+    if not matrix.alignment.aligned:
+        shas = ", ".join(s[:10] for s in matrix.alignment.suite_shas)
+        lines += ["", f"⚠️ Columns ran different suite versions ({text(shas)}); compare with care."]
+    lines += ["", *_legend()]
+    if figures:
+        lines += _figures(matrix)
+    if environments:
+        lines += ["", "### Environments", "", *(environment_line(c) for c in matrix.columns)]
+        if any(c.reproduce for c in matrix.columns):
+            lines += ["", "_To rerun one test, add `--test <test id>` to its column's rerun command._"]
+    if max_items != 0:
+        lines += _problem_lists(matrix, max_items, msg_limit)
+    elif any(c.failures for c in matrix.columns):
+        lines += ["", "_Failure details omitted to fit the summary limit; see matrix.json._"]
+    lines += _errors(matrix)
+    return lines

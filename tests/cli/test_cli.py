@@ -1,0 +1,190 @@
+"""The CLI as users meet it: verbs, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cellfactory import REPO
+
+SAMPLE = {"alpha/test_a.py": "def test_ok():\n    pass\n"}
+
+
+def harness(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
+    assert done.returncode == code, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("harness: error:")]
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+def test_backends_table_lists_the_registry():
+    done = harness("backends")
+    assert done.returncode == 0
+    for token in (
+        "cpu",
+        "cu126",
+        "cu130",
+        "cu132",
+        "rocm7.2",
+        "rocm7.14",
+        "xpu",
+        "https://download.pytorch.org/whl/rocm7.14",
+        "--device /dev/kfd",
+    ):
+        assert token in done.stdout
+    release = next(line for line in done.stdout.splitlines() if line.startswith("2.15 (current)"))
+    assert "cu132" in done.stdout.split("RELEASE")[1].splitlines()[0] and "stable" in release
+    as_json = json.loads(harness("backends", "--format", "json").stdout)
+    assert as_json["variants"]["cu132"]["wheel_index"].endswith("/cu132")
+    assert (
+        as_json["releases"]["2.15"]["pypi_default"] == "cu132" and "cu126" not in as_json["releases"]["2.15"]["builds"]
+    )
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+def test_help_lists_every_verb():
+    done = harness("--help")
+    for verb in ("run", "merge", "report", "backends"):
+        assert verb in done.stdout
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+def test_missing_matrix_is_one_line_exit_4(tmp_path):
+    assert_one_line_error(harness("report", str(tmp_path / "nope.json")), 4, "no such matrix file")
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+def test_missing_suites_dir_is_a_usage_error(tmp_path):
+    assert_one_line_error(harness("run", "--suites", str(tmp_path / "none"), "--native"), 2, "suites directory")
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+def test_debug_shows_the_traceback(tmp_path):
+    done = harness("--debug", "report", str(tmp_path / "nope.json"))
+    assert done.returncode != 0 and "Traceback" in done.stderr
+
+
+def test_backend_without_its_device_is_infrastructure_error_and_no_data(sample_suite, tmp_path):
+    suites = sample_suite(SAMPLE)
+    done = harness(
+        "run",
+        "--backend",
+        "cu130",
+        "--native",
+        "--suites",
+        str(suites),
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--no-progress",
+    )
+    assert_one_line_error(done, 3, "NO DATA", "cu130")
+    matrix = json.loads((tmp_path / "results" / "matrix.json").read_text())
+    assert matrix["columns"][0]["state"] == "no-data"
+    assert "❔ NO DATA" in done.stdout
+
+
+def test_run_merge_report_round_trip(sample_suite, tmp_path):
+    suites = sample_suite(SAMPLE)
+    results = tmp_path / "results"
+    done = harness(
+        "run",
+        "--native",
+        "--suites",
+        str(suites),
+        "--results-dir",
+        str(results),
+        "--cell-id",
+        "cpu-cli",
+        "--no-progress",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| **Alpha feature** (`alpha`) | 2.11 | ✅ supported" in done.stdout
+    assert "matrix: " in done.stderr and "cell: " in done.stderr
+    bogus = tmp_path / "bogus"
+    bogus.mkdir()
+    merged = harness("merge", str(results), str(bogus), "-o", str(tmp_path / "m.json"))
+    assert merged.returncode == 0
+    assert "harness: warning:" in merged.stderr and "no manifest.json" in merged.stderr
+    strict = harness("merge", str(results), str(bogus), "-o", str(tmp_path / "m.json"), "--strict")
+    assert strict.returncode == 4
+    report = harness("report", str(tmp_path / "m.json"), "--format", "json")
+    assert json.loads(report.stdout)["columns"][0]["id"] == "cpu-cli"
+    md = harness("report", str(tmp_path / "m.json"), "--format", "md", "-o", str(tmp_path / "s.md"))
+    assert md.returncode == 0 and (tmp_path / "s.md").read_text().startswith("## PyTorch compatibility matrix")
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+@pytest.mark.parametrize("verb", ["run", "merge", "report", "backends"])
+def test_each_verb_has_help(verb):
+    assert harness(verb, "--help").returncode == 0
+
+
+def test_planned_cells_without_results_are_no_data_columns(sample_suite, tmp_path):
+    from harness.matrix_json import validate_matrix
+    from harness.merge.combine import MISSING_CELL_ERROR
+    from tests.cellfactory import run_sample_cell
+
+    cell = run_sample_cell(sample_suite(SAMPLE), tmp_path / "results", cell_id="cpu").cell_dir
+    plan = tmp_path / "plan.json"
+    plan.write_text(harness("plan", "--format", "github").stdout)
+    out = tmp_path / "m.json"
+    done = harness("merge", str(tmp_path / "results"), "--expect", str(plan), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    matrix = json.loads(out.read_text())
+    validate_matrix(matrix)
+    columns = {c["id"]: c for c in matrix["columns"]}
+    assert list(columns) == ["cpu", "cu126", "cu130", "rocm", "xpu"]
+    assert columns["cpu"]["state"] == "ok" and columns["cpu"]["source"] == str(cell)
+    for cid in ("cu126", "cu130", "rocm", "xpu"):
+        assert columns[cid]["state"] == "no-data" and columns[cid]["error"] == MISSING_CELL_ERROR
+        assert columns[cid]["score"] is None
+    bad_plan = tmp_path / "bad.json"
+    bad_plan.write_text('{"include": [{"backend": "cpu"}]}')
+    assert_one_line_error(harness("merge", str(cell), "--expect", str(bad_plan)), 4, "cell_id")
+
+
+def test_the_workstation_loop_keeps_every_cell_in_results(sample_suite, tmp_path):
+    """`tox -e cpu` then `tox -e cu130` (here: two builds' cell ids): results/matrix.json holds
+    both columns, says which it holds, and a rerun of one build replaces only its column."""
+    suites = sample_suite(SAMPLE)
+    results = tmp_path / "results"
+    common = ("run", "--native", "--suites", str(suites), "--results-dir", str(results), "--no-progress", "--quiet")
+    for cell_id in ("cpu-2.13.0-box", "cpu-2.14.1-box", "cpu-2.13.0-box"):
+        done = harness(*common, "--cell-id", cell_id, "--workers", "1")
+        assert done.returncode == 0, done.stderr
+    assert "(2 column(s): cpu-2.13.0-box, cpu-2.14.1-box)" in done.stderr
+    matrix = json.loads((results / "matrix.json").read_text())
+    assert [c["id"] for c in matrix["columns"]] == ["cpu-2.13.0-box", "cpu-2.14.1-box"]
+    runs = sorted(p for p in results.iterdir() if p.is_dir() and p.name.startswith("cpu-2.13.0-box"))
+    assert len(runs) == 2 and matrix["columns"][0]["source"] == str(runs[-1]), "the newest run of a cell id wins"
+    assert any("superseded" in n["note"] for n in matrix["notes"])
+
+
+def test_test_option_runs_one_test(sample_suite, tmp_path):
+    suites = sample_suite({"alpha/test_a.py": "def test_ok():\n    pass\n\ndef test_other():\n    pass\n"})
+    results = tmp_path / "results"
+    done = harness("run", "--native", "--suites", str(suites), "--results-dir", str(results), "--no-progress",
+                   "--quiet", "--test", "alpha/test_a.py::test_other")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    matrix = json.loads((results / "matrix.json").read_text())
+    assert [t["id"] for t in matrix["tests"]] == ["alpha/test_a.py::test_other"]

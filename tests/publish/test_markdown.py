@@ -1,0 +1,88 @@
+"""The job-summary Markdown: symbols and words, legend, environments, failures, size limit."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from harness.merge.combine import merge_cell_dirs
+from harness.model import Matrix
+from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
+from tests.cellfactory import run_sample_cell, write_suite
+from tests.conftest import slow_fixture
+
+FILES = {
+    "alpha/test_alpha.py": """
+        import pytest
+        def test_ok():
+            pass
+        @pytest.mark.parametrize("x", ["a|b", "<script>alert(1)</script>"])
+        def test_param(x):
+            assert x == "never", f"value {x} | broke"
+    """,
+    "beta/test_beta.py": """
+        import pytest
+        @pytest.mark.xfail(reason="[known-issue https://example.org/7] expected", strict=False)
+        def test_fixed_upstream():
+            pass
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+@slow_fixture("real runs of a sample suite")
+def matrix(tmp_path_factory):
+    root = tmp_path_factory.mktemp("md")
+    suites = write_suite(root / "suites", FILES)
+    cpu = run_sample_cell(suites, root / "r1", cell_id="cpu-md")
+    gpu = run_sample_cell(suites, root / "r2", backend="rocm", cell_id="rocm-md")
+    return merge_cell_dirs([cpu.cell_dir, gpu.cell_dir])
+
+
+def test_table_has_symbols_words_and_columns(matrix):
+    text = render_markdown(matrix)
+    torch = matrix.column("cpu-md").environment.torch
+    assert f"| Feature | Since | CPU<br>`cpu-md`<br>torch {torch} | ROCm 7.14<br>`rocm-md` |" in text
+    assert "| **Alpha feature** (`alpha`) | 2.11 | 🟡 partial<br>1 passed, 2 failed | ❔ NO DATA |" in text
+    assert "🟡 partial" in text and "❔ NO DATA" in text
+
+
+def test_legend_and_one_environment_line_per_column(matrix):
+    text = render_markdown(matrix)
+    assert "**Legend.**" in text and "**unsupported**: the backend or torch build lacks the feature" in text
+    env_lines = [line for line in text.splitlines() if line.startswith("- **") and "`" in line.split(":")[0]]
+    assert len(env_lines) == 2
+    assert "torch 2." in env_lines[0]
+    assert "**NO DATA**" in env_lines[1] and "rocm" in env_lines[1]
+
+
+def test_failures_listed_with_message_and_escaped(matrix):
+    text = render_markdown(matrix)
+    assert "### Failures (2)" in text
+    assert "`alpha/test_alpha.py::test_param[a|b]`" in text  # a code span in a list item takes no escapes
+    # Markup from results is either escaped or inside a code span, where Markdown shows it literally.
+    outside_code = "".join(text.split("`")[0::2])
+    assert "<script>" not in outside_code and "&lt;script" in outside_code
+    assert "`alpha/test_alpha.py::test_param[<script>alert(1)</script>]`" in text
+    assert "value a\\|b \\| broke" in text
+    assert "### Unexpected passes (1)" in text and "test_fixed_upstream" in text
+
+
+def test_detail_is_dropped_to_fit_the_limit(matrix):
+    big = matrix.to_json()
+    template = next(t for t in big["tests"] if t["id"].endswith("a|b]"))
+    for i in range(40_000):
+        clone = copy.deepcopy(template)
+        clone["id"] = f"alpha/test_alpha.py::test_generated_{i}"
+        clone["results"]["cpu-md"]["message"] = "AssertionError: " + "x" * 200
+        big["tests"].append(clone)
+    big = Matrix.from_json(big)
+    full = render_markdown(big, limit=10**9)
+    assert len(full.encode()) > GITHUB_SUMMARY_LIMIT
+    fitted = render_markdown(big)
+    assert len(fitted.encode()) <= GITHUB_SUMMARY_LIMIT
+    assert "| **Alpha feature** (`alpha`)" in fitted and "**Legend.**" in fitted
+    assert "more (see matrix.json or the HTML page)" in fitted
+    tiny = render_markdown(big, limit=4_000)
+    assert len(tiny.encode()) <= 4_000 and "| Feature |" in tiny

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from harness.cli import main
+from harness.errors import RegistryError, UsageError
+from harness.registry import load_registry
+from harness.run.plan import github_matrix, is_self_hosted, plan_cells
+
+
+def test_github_matrix_matches_golden(golden, capsys) -> None:
+    assert main(["plan", "--format", "github"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, "the matrix must be one line for $GITHUB_OUTPUT"
+    golden("plan-github.json", out)
+
+
+def test_the_default_plan_is_every_build_of_the_current_release() -> None:
+    registry = load_registry()
+    include = json.loads(github_matrix(plan_cells()))["include"]
+    current = registry.current
+    assert [cell["backend"] for cell in include] == [b.id for b in registry.select(None, current)]
+    assert {cell["torch"] for cell in include} == {current.latest}
+    for cell in include:
+        backend = registry[cell["backend"]]
+        assert cell["cell_id"] == backend.id
+        assert cell["runner_labels"] == list(backend.runner_labels)
+        assert cell["display_name"] == backend.display_name
+        assert cell["self_hosted"] == is_self_hosted(backend.runner_labels)
+        assert cell["image"] == f"torch-compat/{backend.id}:torch-{current.latest}"
+        assert cell["release"] == current.id and cell["status"] == current.status(backend.id)
+    gpu = [c for c in include if registry[c["backend"]].needs_device]
+    assert gpu and all(c["self_hosted"] for c in gpu), "GPU cells must run on self-hosted runners"
+
+
+def test_select_backends_and_pin_torch(capsys) -> None:
+    assert main(["plan", "--format", "github", "--backend", "cpu", "--backend", "rocm7.2", "--torch", "2.13.0"]) == 0
+    include = json.loads(capsys.readouterr().out)["include"]
+    assert [c["cell_id"] for c in include] == ["cpu", "rocm7.2"], "one version keeps the backend id as the cell id"
+    assert {c["image"] for c in include} == {"torch-compat/cpu:torch-2.13.0", "torch-compat/rocm7.2:torch-2.13.0"}
+    assert {c["torch"] for c in include} == {"2.13.0"}
+
+
+def test_several_torch_versions_make_a_cell_per_backend_and_version(golden, capsys) -> None:
+    args = ["plan", "--format", "github", "--backend", "cpu", "--backend", "cu130", "--torch", "2.13.0,2.14.1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    golden("plan-github-torch-versions.json", out)
+    include = json.loads(out)["include"]
+    assert [(c["cell_id"], c["backend"], c["torch"], c["image"]) for c in include] == [
+        ("cpu-2.13.0", "cpu", "2.13.0", "torch-compat/cpu:torch-2.13.0"),
+        ("cpu-2.14.1", "cpu", "2.14.1", "torch-compat/cpu:torch-2.14.1"),
+        ("cu130-2.13.0", "cu130", "2.13.0", "torch-compat/cu130:torch-2.13.0"),
+        ("cu130-2.14.1", "cu130", "2.14.1", "torch-compat/cu130:torch-2.14.1"),
+    ]
+    cell_id = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+    assert all(cell_id.match(c["cell_id"]) for c in include)
+    # the same list given as repeated options, with a repeat and blanks, plans the same cells
+    assert main([*args[:-1], "2.13.0", "--torch", " 2.14.1 ,2.13.0,"]) == 0
+    assert json.loads(capsys.readouterr().out)["include"] == include
+
+
+def test_three_releases_plan_only_what_upstream_ships(golden, capsys) -> None:
+    """The issue's command: cu132 for 2.15.0, no cu126 for 2.15.0, no rocm7.14 for 2.13.0."""
+    assert main(["plan", "--torch", "2.13.0,2.14.1,2.15.0", "--format", "github"]) == 0
+    out = capsys.readouterr().out
+    golden("plan-github-releases.json", out)
+    pairs = {(c["backend"], c["torch"]) for c in json.loads(out)["include"]}
+    registry = load_registry()
+    assert ("cu132", "2.15.0") in pairs and ("cu126", "2.15.0") not in pairs and ("rocm7.14", "2.13.0") not in pairs
+    expected = {
+        (b.id, v) for v in ("2.13.0", "2.14.1", "2.15.0") for b in registry.select(None, registry.release_of(v))
+    }
+    assert pairs == expected
+
+
+def test_a_family_selects_every_build_its_release_ships() -> None:
+    cells = plan_cells(["cuda"], "2.13.0,2.15.0")
+    assert [(c.backend, c.torch, c.status) for c in cells] == [
+        ("cu126", "2.13.0", "legacy"),
+        ("cu129", "2.13.0", "legacy"),
+        ("cu130", "2.13.0", "stable"),
+        ("cu130", "2.15.0", "stable"),
+        ("cu132", "2.13.0", "experimental"),
+        ("cu132", "2.15.0", "stable"),
+    ]
+
+
+def test_a_named_build_a_release_does_not_ship_is_left_out_and_said(capsys) -> None:
+    assert main(["plan", "--backend", "cu126", "--torch", "2.14.1,2.15.0"]) == 0
+    captured = capsys.readouterr()
+    assert "cu126-2.14.1" in captured.out and "cu126-2.15.0" not in captured.out
+    assert "cu126 is not shipped for torch 2.15" in captured.err
+    assert main(["plan", "--backend", "cu126", "--torch", "2.15.0"]) == 2
+    assert "the plan is empty" in capsys.readouterr().err
+
+
+def test_a_release_the_registry_does_not_list_takes_the_newest_builds(capsys) -> None:
+    assert main(["plan", "--torch", "2.16.0.dev20261201", "--backend", "cpu"]) == 0
+    captured = capsys.readouterr()
+    assert "cpu" in captured.out and "does not list" in captured.err and '[releases."2.16"]' in captured.err
+
+
+def test_table_shows_the_torch_version_of_each_cell(capsys) -> None:
+    assert main(["plan", "--backend", "cpu", "--torch", "2.13.0,2.14.1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["cell", "backend", "torch"]
+    rows = [line.split()[:3] for line in lines[1:]]
+    assert rows == [["cpu-2.13.0", "CPU", "2.13.0"], ["cpu-2.14.1", "CPU", "2.14.1"]]
+
+
+@pytest.mark.parametrize(
+    ("labels", "self_hosted"),
+    [
+        (["ubuntu-24.04"], False),
+        (["ubuntu-latest"], False),
+        (["ubuntu-24.04-arm"], False),
+        (["windows-2025"], False),
+        (["macos-15"], False),
+        (["self-hosted", "linux", "x64", "gpu-nvidia"], True),
+        (["torch-compat-cuda"], True),  # an actions-runner-controller scale set: its name is its only label
+        (["ubuntu-24.04", "gpu"], True),
+        (["ubuntu"], True),
+    ],
+)
+def test_a_cell_is_self_hosted_unless_it_runs_on_a_github_image(labels: list[str], self_hosted: bool) -> None:
+    assert is_self_hosted(labels) is self_hosted
+
+
+def test_table_lists_every_backend_with_its_status(capsys) -> None:
+    assert main(["plan"]) == 0
+    out = capsys.readouterr().out
+    registry = load_registry()
+    for backend in registry.select(None, registry.current):
+        assert backend.display_name in out and ",".join(backend.runner_labels) in out
+    assert "stable" in out and "experimental" in out
+
+
+@pytest.mark.parametrize(
+    ("torch", "message"),
+    [
+        ("latest; rm -rf /", "not a version"),
+        ("$(boom)", "not a version"),
+        ("2.13.0,nightly", "'nightly' is not a version"),
+        ("2.13.0+cu130", "carries a local tag"),
+        ("2", "not a version"),
+    ],
+)
+def test_bad_torch_versions_are_refused_in_one_line(torch: str, message: str, capsys) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        plan_cells(torch=torch)
+    assert main(["plan", "--torch", torch]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and err.startswith("harness: error: ")
+
+
+def test_unknown_backends_are_refused() -> None:
+    with pytest.raises(RegistryError):
+        plan_cells(["nope"])

@@ -1,0 +1,83 @@
+"""harness/run/verify_torch.py: the image check, run for real against this machine's torch (a +cpu build).
+The build rule itself is tested in tests/test_torch_build.py, the library check in
+tests/test_library_check.py; a real cu130 image and a broken cu130 wheelhouse in tests/docker/."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.registry import load_registry
+from harness.run import verify_torch
+from harness.run.images import VERIFIER_FILES
+
+SCRIPT = Path(verify_torch.__file__)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def _claim(backend_id: str) -> list[str]:
+    b = load_registry()[backend_id]
+    return ["--backend", b.id, "--local-tag", b.local_tag, "--build", b.build, "--runtime", b.runtime_version]
+
+
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
+def test_the_local_cpu_torch_passes_as_cpu(tmp_path: Path) -> None:
+    facts_file = tmp_path / "torch.json"
+    done = _run(*_claim("cpu"), "--version", "2.13.0", "--write", str(facts_file))
+    assert done.returncode == 0, done.stderr
+    assert "image verified: torch 2.13.0+cpu is the cpu build; " in done.stdout
+    assert "bundled libraries load" in done.stdout
+    assert '"local_tag": "cpu"' in facts_file.read_text()
+
+
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
+@pytest.mark.parametrize("backend_id", ["cu126", "cu130", "rocm", "xpu"])
+def test_the_local_cpu_torch_is_refused_for_other_backends(backend_id: str) -> None:
+    done = _run(*_claim(backend_id))
+    assert done.returncode == 1
+    # Only the verifier's own lines are judged: torch may warn on stderr too (no numpy, say).
+    lines = [line for line in done.stderr.strip().splitlines() if line.startswith(verify_torch.FAILED_PREFIX)]
+    assert lines, done.stderr
+    assert not [line for line in done.stderr.splitlines() if "Traceback" in line], done.stderr
+    tag = load_registry()[backend_id].local_tag
+    assert any(f"carries +cpu, backend {backend_id} needs +{tag}" in line for line in lines), lines
+
+
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
+def test_a_wrong_version_is_refused() -> None:
+    done = _run(*_claim("cpu"), "--version", "2.12.1")
+    assert done.returncode == 1
+    assert "torch 2.13.0+cpu installed, 2.12.1 was asked for" in done.stderr
+
+
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
+def test_the_verifier_runs_standalone_as_it_does_in_an_image(tmp_path: Path) -> None:
+    """In an image there is no harness: the three files lie side by side in /opt/torch-compat."""
+    for name, source in VERIFIER_FILES.items():
+        (tmp_path / name).write_text(source.read_text())
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "verify_torch.py"), *_claim("cu130")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ""},
+    )
+    assert done.returncode == 1
+    assert "carries +cpu, backend cu130 needs +cu130" in done.stderr, done.stderr
+
+
+@pytest.mark.slow  # runs the verifier, which imports torch in a child
+def test_importing_the_verifier_imports_no_torch() -> None:
+    code = "import sys; import harness.run.verify_torch; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "False"

@@ -1,0 +1,128 @@
+"""The house shows its wings: data flows one way, and the imports say so.
+
+    core (harness/*.py)        the shared contracts: cell, model, registry, torch_build, errors, jsonio, ...
+    run/  merge/  publish/     the three wings; each imports the core and itself, never another wing
+    commands/, cli.py          the thin CLI on top, the only place that joins the wings
+
+The run wing writes a cell dir (harness/cell.py, the first seam), the merge wing reads cell dirs
+and builds the matrix model (harness/model.py, the second seam), the publish wing reads the
+model. Read from the source (ast), so a new import that breaks the rule fails here, in the fast tier.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "harness"
+WINGS = ("run", "merge", "publish")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(HARNESS.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _place(module: str) -> str:
+    """core, run, merge, publish or cli."""
+    parts = module.split(".")
+    if len(parts) >= 2 and parts[1] in WINGS:
+        return parts[1]
+    if len(parts) >= 2 and parts[1] in ("commands", "cli", "__main__"):
+        return "cli"
+    return "core"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every harness module a file imports (`from harness import x` counts as harness.x)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("harness"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("harness"):
+            if node.level:
+                continue
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+def _harness_modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(HARNESS.rglob("*.py"))}
+
+
+def _known_target(module: str, modules: dict[str, Path]) -> str | None:
+    """The module an import names (a name imported from a module is not a module of its own)."""
+    while module and module not in modules:
+        module = module.rpartition(".")[0]
+    return module or None
+
+
+def arrows() -> list[tuple[str, str]]:
+    modules = _harness_modules()
+    out = []
+    for name, path in modules.items():
+        for imported in _imports(path):
+            target = _known_target(imported, modules)
+            if target and target != name and target != "harness":
+                out.append((name, target))
+    return out
+
+
+ALLOWED = {
+    "core": {"core"},
+    "run": {"core", "run"},
+    "merge": {"core", "merge"},
+    "publish": {"core", "publish"},
+    "cli": {"core", "run", "merge", "publish", "cli"},
+}
+
+
+def test_every_wing_is_a_folder_and_the_core_is_small() -> None:
+    assert all((HARNESS / wing / "__init__.py").is_file() for wing in WINGS)
+    core = sorted(p.name for p in HARNESS.glob("*.py"))
+    assert len(core) <= 16, f"the shared core grew to {len(core)} modules: {core}"
+
+
+@pytest.mark.parametrize("place", list(ALLOWED))
+def test_imports_flow_one_way(place: str) -> None:
+    wrong = [
+        f"{source} imports {target} ({_place(target)})"
+        for source, target in arrows()
+        if _place(source) == place and _place(target) not in ALLOWED[place]
+    ]
+    assert not wrong, "arrows against the flow:\n" + "\n".join(sorted(wrong))
+
+
+def test_nothing_imports_the_cli() -> None:
+    wrong = [f"{s} imports {t}" for s, t in arrows() if _place(t) == "cli" and _place(s) != "cli"]
+    assert not wrong, wrong
+
+
+def test_the_rule_sees_an_arrow_against_the_flow(tmp_path: Path) -> None:
+    """The check itself can fail: a merge module importing the publish wing is an arrow it reports."""
+    module = tmp_path / "bad.py"
+    module.write_text("from harness.publish.render.markdown import render_markdown\nfrom harness import model\n")
+    assert _imports(module) == {
+        "harness.publish.render.markdown",
+        "harness.publish.render.markdown.render_markdown",
+        "harness",
+        "harness.model",
+    }
+    target = _known_target("harness.publish.render.markdown.render_markdown", _harness_modules())
+    assert target == "harness.publish.render.markdown" and _place(target) not in ALLOWED["merge"]
+
+
+def test_no_two_files_share_a_name() -> None:
+    """One name, one file (the page's script is page.js, never a second `matrix`). The verbs in
+    commands/ are named after the verb they run, by design, and are left out."""
+    names = [
+        p.name.split(".")[0]
+        for p in HARNESS.rglob("*")
+        if p.is_file() and p.name != "__init__.py" and "commands" not in p.parts and "__pycache__" not in p.parts
+    ]
+    repeated = [name for name, count in Counter(names).items() if count > 1]
+    assert not repeated, repeated
