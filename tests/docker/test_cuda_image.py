@@ -12,7 +12,7 @@ and cu132 costs the same again (3.0 GB in 56 s, the image in about 175 s), so bo
 CUDA image proves little the first does not: the recipe, the install container, the verifier and
 the refusal are the same code; what differs per variant is data (index, expected runtime, local
 tag, the torch the wheelhouse holds), and that is covered fast without Docker in
-tests/test_images.py (the cu130 plan and build arguments) and tests/test_wheelhouse.py. The real
+tests/run/test_images.py (the cu130 plan and build arguments) and tests/run/test_wheelhouse.py. The real
 cu130 build stays here, opt-in: TORCH_COMPAT_CU130_IMAGE=1 (last run here: 145 s, 5.48 GB, "93 of
 102 bundled libraries load, 9 need what the GPU host or cluster provides").
 """
