@@ -4,17 +4,17 @@ wheels checked at build time. A wheelhouse with a cuDNN library taken out and cu
 refused naming both, never "image verified", never a bus error. Images and build stages are removed
 afterwards (a CI box has little disk), and the tests check that nothing else is left.
 
-Which CUDA build CI makes, and why only one: the current release's, cu132 (PyPI's torch 2.15.0 is the
-CUDA 13.2 build). Measured on the 2-core box that runs CI's tests: the cu130 tests cost 6.4 min
-cold (a 2.8 GB wheelhouse in 40 s, the image built in 168 s, the broken wheelhouse refused in 171 s)
-and cu132 costs the same again (3.0 GB in 56 s, the image in about 175 s), so both would add about
-7 minutes to a run of 28-34 minutes that must stay under 45, and 6 GB of disk. Building one more
-CUDA image proves little the first does not: the recipe, the install container, the verifier and
-the refusal are the same code; what differs per variant is data (index, expected runtime, local
-tag, the torch the wheelhouse holds), and that is covered fast without Docker in
-tests/run/test_images.py (the cu130 plan and build arguments) and tests/run/test_wheelhouse.py. The real
-cu130 build stays here, opt-in: TORCH_COMPAT_CU130_IMAGE=1 (last run here: 145 s, 5.48 GB, "93 of
-102 bundled libraries load, 9 need what the GPU host or cluster provides").
+Which CUDA build CI makes, and why only one: the current release's, cu132 (PyPI's torch 2.15.0 is
+the CUDA 13.2 build). Measured on this project's 2-core machine (shared, so times vary): cu130's two
+tests took 6.4 min cold (a 2.8 GB wheelhouse in 40 s, the image built in 168 s, the broken
+wheelhouse refused in 171 s), cu132's 6.6 min (3.0 GB in 56 s, 148 s, 190 s) and up to 9 min with
+the cores busy. Both would add about 7 minutes and 6 GB of disk to a CI run of 28-34 minutes that
+must stay under 45, and prove little one does not: the recipe, the install container, the verifier
+and the refusal are the same code; what differs per variant is data (index, expected runtime, local
+tag, the torch the wheelhouse holds), covered fast without Docker in tests/run/test_images.py (the
+cu130 plan and build arguments) and tests/run/test_wheelhouse.py. The real cu130 build stays here,
+opt-in: TORCH_COMPAT_CU130_IMAGE=1 (last run here: 145 s, 5.48 GB, "93 of 102 bundled libraries
+load, 9 need what the GPU host or cluster provides").
 """
 
 from __future__ import annotations
