@@ -49,6 +49,7 @@ class ContainerSettings:
     memory: str | None = None  # hard memory limit, e.g. 16g (swap included)
     cdi: bool = False  # pass devices by CDI names instead of --gpus / device nodes
     keep: bool = False
+    local_engine: bool = True  # the engine runs on this host (its device groups can be read here)
 
 
 class ContainerProcess:
@@ -152,6 +153,7 @@ class ContainerLauncher:
             user=self.user,
             cdi=self.settings.cdi,
             memory=self.settings.memory,
+            local=self.settings.local_engine,
         )
         labels = {CELL_LABEL: self.cell_id, PURPOSE_LABEL: purpose}
         box = OCIContainer(
@@ -256,7 +258,9 @@ def run_containerized(
     try:
         for name in remove_stale(client, cell_id=opts.cell_id):
             say(f"removed container {name}, left by a run of this cell that was killed")
-        missing = preflight(backend, container=True, cdi=settings.cdi) if docker_engine.is_local(client) else None
+        local = docker_engine.is_local(client)
+        settings = dataclasses.replace(settings, local_engine=local)
+        missing = preflight(backend, container=True, cdi=settings.cdi) if local else None
         if missing:
             return refuse_cell(opts, backend, "container", missing)
         try:
@@ -265,7 +269,7 @@ def run_containerized(
             return refuse_cell(opts, backend, "container", f"no {backend.id} image: {err}; {'nothing ran'}")
         info = images.describe_image(image_obj, ref)
         user = docker_options.run_user(_image_uid(image_obj), rootless=docker_engine.is_rootless(client))
-        for note in docker_options.device_options(backend, cdi=settings.cdi)[1]:
+        for note in docker_options.device_options(backend, cdi=settings.cdi, local=local)[1]:
             say(f"note: {note}")
         return run_cell(opts, _factory(client, ref, info, opts, user, settings))
     finally:

@@ -93,10 +93,13 @@ def device_options(
     backend: Backend,
     *,
     cdi: bool = False,
+    local: bool = True,
     gid_of: Callable[[str], int | None] = host_gid,
     node_gids: Callable[[tuple[str, ...]], set[int]] = device_node_gids,
 ) -> tuple[dict[str, Any], list[str]]:
-    """docker create options for the backend's devices (from the registry), and notes on what was left out."""
+    """docker create options for the backend's devices (from the registry), and notes on what was left out.
+    `local`: the engine runs on this host; on another host this host's groups and nodes say nothing
+    of the engine's, so no group is added (and a note says how to add it)."""
     from docker.types import DeviceRequest
 
     options: dict[str, Any] = {
@@ -112,6 +115,10 @@ def device_options(
         if backend.devices:
             options["devices"] = [f"{node}:{node}:rwm" for node in backend.devices]
     # With CDI too: a CDI spec passes the same host nodes, owned by the same host groups.
+    if not local:
+        wanted = backend.group_add or backend.devices
+        note = "the Docker engine is on another host: its device groups are unknown here; none added"
+        return options, [note] if wanted else []
     gids, notes = device_groups(backend, gid_of=gid_of, node_gids=node_gids)
     if gids:
         # numeric ids: the names are the host's, the image knows none of them
@@ -158,11 +165,12 @@ def create_options(
     user: str,
     cdi: bool = False,
     memory: str | None = None,
+    local: bool = True,
 ) -> tuple[dict[str, Any], list[str]]:
     """Every option of one test container (its name and labels aside), and notes on devices left out."""
     from docker.types import Mount, Ulimit
 
-    devices, notes = device_options(backend, cdi=cdi)
+    devices, notes = device_options(backend, cdi=cdi, local=local)
     options: dict[str, Any] = {
         "image": image,
         "command": argv,

@@ -224,3 +224,15 @@ def test_the_cli_imports_neither_docker_nor_torch() -> None:
         check=True,
     )
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_remote_engine_gets_no_group_read_on_this_host() -> None:
+    """This host's node owners and group names say nothing of another host's: no group, and a note."""
+    from harness.registry import get_backend
+    from harness.run import docker_options
+
+    options, notes = docker_options.device_options(
+        get_backend("rocm7.14"), local=False, gid_of=lambda name: 109, node_gids=lambda nodes: {109}
+    )
+    assert "group_add" not in options and options["devices"][0].startswith("/dev/kfd")
+    assert notes == ["the Docker engine is on another host: its device groups are unknown here; none added"]
