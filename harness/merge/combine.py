@@ -347,6 +347,8 @@ class _Builder:
         have: dict[tuple[str, str], set[str]] = {}
         releases: set[str] = set()
         for cell in self.cells:
+            if cell.source == PLANNED_SOURCE:
+                continue  # a plan names what it expected, not what ran: only results set the releases
             release = self.registry.release_of(cell.torch)
             if release is None:
                 continue
