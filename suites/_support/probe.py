@@ -83,9 +83,7 @@ def _rocm_variant(version: str | None) -> str | None:
     return f"rocm{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
 
 
-def derive_backend(
-    local_tag: str | None, build: str, cuda_version: str | None, hip_version: str | None = None
-) -> str:
+def derive_backend(local_tag: str | None, build: str, cuda_version: str | None, hip_version: str | None = None) -> str:
     """The build variant: ``cpu``, ``xpu``, ``cu126`` ... ``cu134``, ``rocm7.2``, ``rocm7.14``, ``rocm10.0``.
 
     From the wheel's local tag (``+rocm7.14`` -> ``rocm7.14``, ``+rocm7.2.1`` -> ``rocm7.2``), else from
