@@ -6,7 +6,7 @@ states holds for the build and the device that actually ran (from the probe, nev
 harness's column label)::
 
     [[known_issue]]
-    test = "linalg/test_eigh.py::test_eigh_repeated_calls_stable[complex64-batched]"  # fnmatch allowed
+    test = "linalg/test_eigh.py::test_eigh_repeated_calls_stable[complex64-batched]"  # * and ? wildcards
     link = "https://github.com/pytorch/pytorch/issues/192483"
     reason = "batched complex64 CUDA eigh returns a non-unitary Q from the 3rd call on"
     variants = ["cu*"]        # optional: fnmatch globs over the build variant (cpu, cu130, rocm7.14, xpu)
@@ -23,6 +23,7 @@ there. conftest applies every matching entry as a non-strict xfail whose reason 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import tomllib
 from collections.abc import Iterable
@@ -71,7 +72,7 @@ class KnownIssue:
     since: tuple[int, ...] | None = None
 
     def matches(self, node_id: str) -> bool:
-        return node_id == self.test or fnmatch.fnmatchcase(node_id, self.test)
+        return node_id == self.test or node_glob(self.test).fullmatch(node_id) is not None
 
     def applies_to(self, ctx: RunContext) -> bool:
         """Every condition the entry states holds for what ran (an absent condition always holds)."""
@@ -88,6 +89,13 @@ class KnownIssue:
     @property
     def xfail_reason(self) -> str:
         return f"[known-issue {self.link}] {self.reason}"
+
+
+@functools.cache
+def node_glob(pattern: str) -> re.Pattern[str]:
+    """A node-id pattern: ``*`` and ``?`` are wildcards, everything else literal, brackets included
+    (``test_x[*]`` is every parametrization of test_x; fnmatch would read ``[*]`` as a character set)."""
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
 
 
 def _python_holds(bound: str, version: tuple[int, ...]) -> bool:
@@ -139,6 +147,8 @@ def _variants(where: str, value: object) -> tuple[str, ...]:
 def _entry(where: str, entry: object) -> KnownIssue:
     if not isinstance(entry, dict):
         raise ExpectationsError(f"{where}: must be a table")
+    if isinstance(entry.get("test"), str) and entry["test"].strip():
+        where = f"{where} ({entry['test']})"
     unknown = set(entry) - ALLOWED_KEYS
     if unknown:
         raise ExpectationsError(
@@ -147,7 +157,6 @@ def _entry(where: str, entry: object) -> KnownIssue:
     for key in REQUIRED_KEYS:
         if not isinstance(entry.get(key), str) or not entry[key].strip():
             raise ExpectationsError(f"{where}: '{key}' must be a non-empty string")
-    where = f"{where} ({entry['test']})"
     link = entry["link"]
     if not link.startswith("https://"):
         raise ExpectationsError(f"{where}: 'link' must be an https:// URL, got {link!r}")

@@ -18,8 +18,9 @@ from _support.requires import requires, skip_hardware, skip_unsupported
 pytestmark = [requires(inductor_toolchain()), pytest.mark.timeout(240)]
 
 
-def _step(x: torch.Tensor) -> torch.Tensor:
-    return (x * 2 + 1).relu()
+def _step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    # a lone matmul: an extern kernel, so the CPU check generates no C++ (no g++ run, no ISA probe)
+    return x @ w
 
 
 @torch.no_grad()
@@ -29,19 +30,20 @@ def test_reduce_overhead_on_every_accelerator(device: torch.device, compat_env) 
     before = cudagraph_skips()
     with torch._inductor.config.patch({"triton.cudagraph_or_error": True}):
         if device.type == "cpu":
-            x = torch.randn(64)
-            torch.testing.assert_close(compiled(x), _step(x), rtol=0, atol=0)
+            x, w = torch.randn(16, 16), torch.randn(16, 16)
+            torch.testing.assert_close(compiled(x, w), _step(x, w))
             assert cudagraph_skips() > before, 'torch.compile(mode="reduce-overhead") on the CPU recorded no skip'
             skip_hardware(
                 'torch.compile(mode="reduce-overhead") records device graphs on an accelerator; none here (backend '
                 f"{compat_env.backend}, device {compat_env.device_label}); the CPU graph was skipped as it must"
             )
         results = []
+        w = torch.randn(64, 64, device=device)
         try:
             for n in range(4):  # warm-up, record, replays: each call with new values in the same shape
-                x = torch.full((256,), n - 1.5, device=device)
+                x = torch.full((64, 64), n - 1.5, device=device)
                 torch.compiler.cudagraph_mark_step_begin()
-                results.append((x, compiled(x).clone()))
+                results.append((x, compiled(x, w).clone()))
         except RuntimeError as e:
             if "skipping cudagraphs" not in str(e) or device.type in graph_devices():
                 raise
@@ -54,4 +56,4 @@ def test_reduce_overhead_on_every_accelerator(device: torch.device, compat_env) 
         )
     assert skipped == 0, f"Inductor skipped device graphs {skipped} time(s) on {device} (admitted: {graph_devices()})"
     for x, out in results:
-        torch.testing.assert_close(out, _step(x), rtol=0, atol=0, msg=lambda m, x=x: f"input {x[0].item()}: {m}")
+        torch.testing.assert_close(out, _step(x, w), msg=lambda m, x=x: f"input filled with {x[0, 0].item()}: {m}")

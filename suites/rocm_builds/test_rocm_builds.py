@@ -3,8 +3,8 @@
 From ROCm 7.14 the wheel depends on AMD's ``rocm[libraries,...]`` packages and finds their libraries
 through RPATH in ``site-packages`` instead of bundling them or using ``/opt/rocm``. Checked on the
 build itself, no GPU needed: the HIP runtime library ``import torch`` loaded lives in a Python package
-directory. ROCm releases compare structurally (7.14 > 7.2); earlier ROCm builds, and non-ROCm builds,
-lack the feature: ``[unsupported]``.
+directory, and the wheel's tag agrees with ``torch.version.hip``. ROCm releases compare structurally
+(7.14 > 7.2); earlier ROCm builds, and non-ROCm builds, lack the feature: ``[unsupported]``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from _support.probe import rocm_version
 from _support.requires import skip_unsupported
 
@@ -32,6 +33,8 @@ def test_rocm_runtime_comes_from_wheels(compat_env) -> None:
     version = rocm_version(compat_env.variant)
     if compat_env.build != "rocm" or version is None:
         skip_unsupported(f"not a ROCm build (variant {compat_env.variant})")
+    hip = tuple(int(p) for p in torch.version.hip.split(".")[:2])
+    assert hip == version, f"wheel tag {compat_env.variant} but torch.version.hip {torch.version.hip}"
     if version < WHEEL_RUNTIME:
         skip_unsupported(f"{compat_env.variant}: ROCm builds before 7.14 use the system ROCm, not runtime wheels")
     libs = _loaded(HIP_RUNTIME)
