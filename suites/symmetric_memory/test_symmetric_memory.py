@@ -33,7 +33,8 @@ def test_symmetric_memory_api() -> None:
     empty = inspect.signature(symm_mem.empty).parameters
     assert next(iter(empty.values())).kind is inspect.Parameter.VAR_POSITIONAL, f"empty{list(empty)}: *size first"
     assert {"dtype", "device"} <= set(empty), f"empty parameters {list(empty)}"
-    assert list(inspect.signature(symm_mem.rendezvous).parameters) == ["tensor", "group"]
+    rendezvous = inspect.signature(symm_mem.rendezvous)
+    assert list(rendezvous.parameters) == ["tensor", "group"], f"rendezvous{rendezvous}: want (tensor, group)"
     assert callable(getattr(symm_mem, "is_symm_mem_tensor", None)), "is_symm_mem_tensor missing"
 
 
