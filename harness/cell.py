@@ -1,26 +1,37 @@
-"""The cell: one run of the suites for one backend and torch build on one runner.
+"""The cell: one run of the suites for one backend and torch build on one runner; the seam
+between the run wing (which writes cell dirs) and the merge wing (which reads them).
 
 A cell dir holds manifest.json, junit.xml, events.jsonl, collected.json and output.log
 (see docs/cell-contract.md). The manifest is written before tests start and completed
-after, always atomically, so a crash still leaves identity and status.
+after, always atomically, so a crash still leaves identity and status. `Manifest` is the
+manifest as a type, parsed once here (`read_manifest`); nothing else reads it by key.
+
+The files' format is versioned (`cell_format` in the manifest, `CELL_FORMAT` today), and the
+merge wing has one reader per version (harness/merge/cellformat_v1.py, cellformat_v2.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import re
 import secrets
+import shutil
 import socket
 import tempfile
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
-from harness import __version__
+from harness import __version__, jsonio
 from harness.errors import InputError
+from harness.probe import Probe
 
 MANIFEST: Final = "manifest.json"
 JUNIT: Final = "junit.xml"
@@ -28,8 +39,12 @@ EVENTS: Final = "events.jsonl"
 COLLECTED: Final = "collected.json"
 OUTPUT_LOG: Final = "output.log"
 MANIFEST_VERSION: Final = 1
+# 1: collected.json lists one object per test; every test ends with a `finish` event (before Dec 2026).
+# 2: collected.json lists ids per feature and scope (`groups`); a test that only passed is one `pass` event.
+CELL_FORMAT: Final = 2
+CELL_FORMATS: Final = (1, 2)
 
-_CELL_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_CELL_ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Names that look like credentials are never written anywhere (manifest, logs, reports).
 SECRET_NAME_RE: Final = re.compile(
     r"(TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION)",
@@ -51,7 +66,9 @@ def utc_now() -> str:
 
 
 def valid_cell_id(cell_id: str) -> str:
-    if not _CELL_ID_RE.match(cell_id):
+    """A cell id names a column and a folder: letters, digits, '.', '_', '-', at most 128, nothing
+    else (a trailing newline included: the whole string must match)."""
+    if not isinstance(cell_id, str) or not _CELL_ID_RE.fullmatch(cell_id):
         raise InputError(
             f"invalid cell id {cell_id!r}",
             hint="use letters, digits, '.', '_' and '-' (at most 128 characters)",
@@ -72,24 +89,7 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON via a temp file and rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes 0600; cell files are shared (artifacts, other users)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=False, default=str)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def github_context(env: dict[str, str] | None = None) -> dict[str, Any] | None:
+def github_context(env: dict[str, str] | None = None) -> GithubRun | None:
     """The GitHub Actions run this cell belongs to, when in Actions."""
     env = dict(os.environ) if env is None else env
     if env.get("GITHUB_ACTIONS") != "true":
@@ -97,21 +97,364 @@ def github_context(env: dict[str, str] | None = None) -> dict[str, Any] | None:
     server = env.get("GITHUB_SERVER_URL", "https://github.com")
     repo = env.get("GITHUB_REPOSITORY", "")
     run_id = env.get("GITHUB_RUN_ID", "")
-    return {
-        "run_url": f"{server}/{repo}/actions/runs/{run_id}" if repo and run_id else None,
-        "run_id": run_id or None,
-        "run_attempt": int(env.get("GITHUB_RUN_ATTEMPT", "1") or 1),
-        "job": env.get("GITHUB_JOB"),
-        "workflow": env.get("GITHUB_WORKFLOW"),
-        "sha": env.get("GITHUB_SHA"),
-        "ref": env.get("GITHUB_REF"),
-        "runner_name": env.get("RUNNER_NAME"),
-    }
+    return GithubRun(
+        run_url=f"{server}/{repo}/actions/runs/{run_id}" if repo and run_id else None,
+        run_id=run_id or None,
+        run_attempt=int(env.get("GITHUB_RUN_ATTEMPT", "1") or 1),
+        job=env.get("GITHUB_JOB"),
+        workflow=env.get("GITHUB_WORKFLOW"),
+        sha=env.get("GITHUB_SHA"),
+        ref=env.get("GITHUB_REF"),
+        runner_name=env.get("GITHUB_RUNNER_NAME") or env.get("RUNNER_NAME"),
+    )
 
 
 def redact_env(env: dict[str, str]) -> dict[str, str]:
     """Drop variables whose names look like credentials."""
     return {k: v for k, v in env.items() if not SECRET_NAME_RE.search(k)}
+
+
+# -- the manifest as a type ------------------------------------------------------------------------
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageInfo:
+    """The image a containerized cell ran in."""
+
+    ref: str | None = None
+    id: str | None = None
+    digest: str | None = None  # repo@sha256:... once pushed or pulled, else the local image id
+    backend: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ref": self.ref,
+            "id": self.id,
+            "digest": self.digest,
+            "backend": self.backend,
+            "labels": dict(self.labels),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ImageInfo | None:
+        if not isinstance(data, Mapping):
+            return None
+        labels = _map(data.get("labels"))
+        return cls(
+            ref=_str(data.get("ref")),
+            id=_str(data.get("id")),
+            digest=_str(data.get("digest")),
+            backend=_str(data.get("backend")),
+            labels={str(k): str(v) for k, v in labels.items()},
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunnerInfo:
+    host: str | None = None
+    os: str | None = None
+    cpus: int | None = None
+    labels: tuple[str, ...] = ()
+    imported_by: str | None = None  # the host that ran `harness import`
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"host": self.host, "os": self.os, "cpus": self.cpus, "labels": list(self.labels)}
+        if self.imported_by:
+            data["imported_by"] = self.imported_by
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> RunnerInfo:
+        data = _map(data)
+        cpus = data.get("cpus")
+        return cls(
+            host=_str(data.get("host")),
+            os=_str(data.get("os")),
+            cpus=cpus if isinstance(cpus, int) and not isinstance(cpus, bool) else None,
+            labels=_strs(data.get("labels")),
+            imported_by=_str(data.get("imported_by")),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class GithubRun:
+    run_url: str | None = None
+    run_id: str | None = None
+    run_attempt: int = 1
+    job: str | None = None
+    workflow: str | None = None
+    sha: str | None = None
+    ref: str | None = None
+    runner_name: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _GITHUB_FIELDS}
+
+    @classmethod
+    def from_json(cls, data: Any) -> GithubRun | None:
+        if not isinstance(data, Mapping):
+            return None
+        attempt = data.get("run_attempt")
+        values = {name: _str(data.get(name)) for name in _GITHUB_FIELDS if name != "run_attempt"}
+        return cls(run_attempt=attempt if isinstance(attempt, int) and attempt >= 1 else 1, **values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Planned:
+    """What the run was asked to do (the rerun command repeats it)."""
+
+    workers: int | str = "auto"
+    test_timeout: float | None = None
+    cell_timeout: float | None = None
+    pytest_args: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "workers": self.workers,
+            "test_timeout": self.test_timeout,
+            "cell_timeout": self.cell_timeout,
+            "pytest_args": list(self.pytest_args),
+            "tests": list(self.tests),
+        }
+        if self.command:
+            data["command"] = list(self.command)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> Planned | None:
+        if not isinstance(data, Mapping):
+            return None
+        workers = data.get("workers", "auto")
+        timeouts = {
+            k: data.get(k) if isinstance(data.get(k), int | float) else None for k in ("test_timeout", "cell_timeout")
+        }
+        return cls(
+            workers=workers if isinstance(workers, int | str) else "auto",
+            pytest_args=_strs(data.get("pytest_args")),
+            tests=_strs(data.get("tests")),
+            command=_strs(data.get("command")),
+            **timeouts,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExitInfo:
+    """How the test process ended; `details` holds what a launcher adds (a container's name, OOM kill)."""
+
+    code: int | None = None
+    signal: str | None = None
+    meaning: str = "not finished"
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "signal": self.signal, "meaning": self.meaning, **self.details}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ExitInfo | None:
+        if not isinstance(data, Mapping):
+            return None
+        code = data.get("code")
+        return cls(
+            code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            signal=_str(data.get("signal")),
+            meaning=str(data.get("meaning") or "unknown"),
+            details={k: v for k, v in data.items() if k not in ("code", "signal", "meaning")},
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureInfo:
+    """A feature row's metadata as the suites' features.toml (or a feature map) states it."""
+
+    title: str | None = None
+    since: str | None = None
+    claim: str | None = None
+    scope: str | None = None  # "host": shown, never scored
+    source: str | None = None  # where the claim comes from (a release note or PR)
+    apis: tuple[str, ...] = ()  # the public APIs its tests exercise, full dotted names
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {n: v for n in _FEATURE_TEXT if (v := getattr(self, n)) is not None}
+        if self.apis:
+            data["apis"] = list(self.apis)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> FeatureInfo:
+        data = _map(data)
+        return cls(**{name: _str(data.get(name)) for name in _FEATURE_TEXT}, apis=_strs(data.get("apis")))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportInfo:
+    """What `harness import` copied into the cell, with each file's sha256."""
+
+    files: tuple[Mapping[str, str], ...] = ()
+    feature_map: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": [dict(f) for f in self.files], "feature_map": self.feature_map}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ImportInfo | None:
+        if not isinstance(data, Mapping):
+            return None
+        files = data.get("files")
+        return cls(
+            files=tuple({str(k): str(v) for k, v in f.items()} for f in files if isinstance(f, Mapping))
+            if isinstance(files, list)
+            else (),
+            feature_map=_str(data.get("feature_map")),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manifest:
+    """manifest.json: a cell's identity, environment and how its run ended (docs/cell-contract.md)."""
+
+    cell_id: str
+    run_id: str
+    backend: str
+    mode: str | None = None  # native | container | import
+    status: CellStatus | None = None
+    manifest_version: int = MANIFEST_VERSION
+    cell_format: int = CELL_FORMAT
+    run_attempt: int = 1
+    started_at: str | None = None
+    finished_at: str | None = None
+    harness_version: str | None = None
+    suite_sha: str | None = None
+    image: ImageInfo | None = None
+    runner: RunnerInfo = field(default_factory=RunnerInfo)
+    github: GithubRun | None = None
+    run_url: str | None = None  # an imported cell's run, as stated
+    environment: Probe | None = None
+    planned: Planned | None = None
+    features: Mapping[str, FeatureInfo] = field(default_factory=dict)
+    exit: ExitInfo | None = None
+    error: str | None = None
+    variant: str | None = None  # cpu-only: a device build run on the CPU (a column of its own)
+    variant_reason: str | None = None
+    imported: ImportInfo | None = None
+
+    @property
+    def torch(self) -> str | None:
+        return self.environment.torch_version if self.environment else None
+
+    @property
+    def completed(self) -> bool:
+        return self.status is CellStatus.COMPLETED
+
+    @property
+    def own_suites(self) -> bool:
+        """Run from this project's suites (natively or in a container), not imported."""
+        return self.mode in ("native", "container")
+
+    @property
+    def url(self) -> str | None:
+        return (self.github.run_url if self.github else None) or self.run_url
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "manifest_version": self.manifest_version,
+            "cell_format": self.cell_format,
+            "cell_id": self.cell_id,
+            "run_id": self.run_id,
+            "run_attempt": self.run_attempt,
+            "backend": self.backend,
+            "mode": self.mode,
+            "status": self.status.value if self.status else None,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "harness_version": self.harness_version,
+            "suite_sha": self.suite_sha,
+            "image": self.image.to_json() if self.image else None,
+            "runner": self.runner.to_json(),
+            "github": self.github.to_json() if self.github else None,
+            "environment": self.environment.to_json() if self.environment else None,
+            "planned": self.planned.to_json() if self.planned else None,
+            "features": {fid: info.to_json() for fid, info in self.features.items()},
+            "exit": self.exit.to_json() if self.exit else None,
+            "error": self.error,
+        }
+        if self.run_url:
+            data["run_url"] = self.run_url
+        if self.variant:
+            data.update(variant=self.variant, variant_reason=self.variant_reason)
+        if self.imported:
+            data["import"] = self.imported.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "manifest.json") -> Manifest:
+        """Validate the identity (one clear InputError naming the file) and parse the rest leniently."""
+        if not isinstance(data, Mapping):
+            raise InputError(f"{where}: manifest must be a JSON object")
+        for key in ("cell_id", "backend", "run_id"):
+            if not isinstance(data.get(key), str) or not data.get(key):
+                raise InputError(f"{where}: manifest lacks {key!r}")
+        try:
+            valid_cell_id(data["cell_id"])
+        except InputError as err:
+            raise InputError(f"{where}: {err}") from None
+        cell_format = data.get("cell_format", 1)
+        if isinstance(cell_format, bool) or cell_format not in CELL_FORMATS:
+            raise InputError(
+                f"{where}: cell format {cell_format!r} is not one this harness reads ({CELL_FORMATS})",
+                hint="merge it with the harness version that wrote it, or a newer one",
+            )
+        status = data.get("status")
+        status = status if isinstance(status, str) else None
+        version = data.get("manifest_version")
+        attempt = data.get("run_attempt")
+        features = _map(data.get("features"))
+        return cls(
+            cell_id=data["cell_id"],
+            run_id=data["run_id"],
+            backend=data["backend"],
+            mode=_str(data.get("mode")),
+            status=CellStatus(status) if status in CellStatus._value2member_map_ else None,
+            manifest_version=version
+            if isinstance(version, int) and not isinstance(version, bool)
+            else MANIFEST_VERSION,
+            cell_format=int(cell_format),
+            run_attempt=attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else 1,
+            started_at=_str(data.get("started_at")),
+            finished_at=_str(data.get("finished_at")),
+            harness_version=_str(data.get("harness_version")),
+            suite_sha=_str(data.get("suite_sha")),
+            image=ImageInfo.from_json(data.get("image")),
+            runner=RunnerInfo.from_json(data.get("runner")),
+            github=GithubRun.from_json(data.get("github")),
+            run_url=_str(data.get("run_url")),
+            environment=Probe.from_json(data["environment"]) if isinstance(data.get("environment"), Mapping) else None,
+            planned=Planned.from_json(data.get("planned")),
+            features={
+                str(fid): FeatureInfo.from_json(info) for fid, info in features.items() if isinstance(info, Mapping)
+            },
+            exit=ExitInfo.from_json(data.get("exit")),
+            error=_str(data.get("error")),
+            variant=_str(data.get("variant")),
+            variant_reason=_str(data.get("variant_reason")),
+            imported=ImportInfo.from_json(data.get("import")),
+        )
+
+
+_GITHUB_FIELDS: Final = tuple(f.name for f in dataclasses.fields(GithubRun))
+_FEATURE_TEXT: Final = tuple(f.name for f in dataclasses.fields(FeatureInfo) if f.name != "apis")
 
 
 @dataclass
@@ -140,15 +483,49 @@ class CellDir:
     def output_log(self) -> Path:
         return self.path / OUTPUT_LOG
 
-    def read_manifest(self) -> dict[str, Any]:
+    def read_manifest(self) -> Manifest:
         return read_manifest(self.manifest)
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json_atomic(self.manifest, manifest)
+    def write_manifest(self, manifest: Manifest) -> None:
+        """Atomically (temp file and rename): a reader never sees half a manifest."""
+        data = jsonio.dumps_pretty(manifest.to_json()) + b"\n"
+        jsonio.write_atomic(self.manifest, lambda handle: handle.write(data))
 
 
-def read_manifest(path: Path) -> dict[str, Any]:
-    """Read and minimally validate a manifest; errors name the file and the fix."""
+@contextlib.contextmanager
+def building_cell(results_dir: Path, cell_id: str) -> Iterator[CellDir]:
+    """A new cell dir, built in a hidden folder beside the results and renamed into place when the
+    block ends: a failure inside it leaves nothing partial behind. Its name is
+    `<cell id>-<UTC time>`, with `-2`, `-3`... when two runs or imports of one cell id start in the
+    same second: both are kept, as separate runs (the merge keeps the latest)."""
+    valid_cell_id(cell_id)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{cell_id}.", suffix=".building", dir=results_dir))
+    os.chmod(building, 0o755)  # mkdtemp makes 0700; a cell is shared (artifacts, a container's user)
+    cell = CellDir(building)
+    try:
+        yield cell
+        cell.path = _rename_into_place(building, results_dir, cell_id)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+
+
+def _rename_into_place(building: Path, results_dir: Path, cell_id: str) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for n in range(1, 1000):
+        final = results_dir / (f"{cell_id}-{stamp}" if n == 1 else f"{cell_id}-{stamp}-{n}")
+        try:
+            os.rename(building, final)  # fails, never replaces, when `final` is a non-empty dir
+            return final
+        except OSError as err:
+            if not final.exists():
+                raise InputError(f"cannot put the cell in place at {final}: {err.strerror}") from None
+    raise InputError(f"{results_dir}: 999 cells of {cell_id} in one second")
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Read and validate a manifest; errors name the file and the fix."""
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -156,16 +533,10 @@ def read_manifest(path: Path) -> dict[str, Any]:
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err}") from err
     try:
-        manifest = json.loads(raw)
+        data = json.loads(raw)
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from err
-    if not isinstance(manifest, dict):
-        raise InputError(f"{path}: manifest must be a JSON object")
-    for key in ("cell_id", "backend", "run_id"):
-        if not isinstance(manifest.get(key), str) or not manifest.get(key):
-            raise InputError(f"{path}: manifest lacks {key!r}")
-    valid_cell_id(manifest["cell_id"])
-    return manifest
+    return Manifest.from_json(data, where=str(path))
 
 
 def new_manifest(
@@ -174,31 +545,26 @@ def new_manifest(
     backend: str,
     mode: str,
     suite_sha: str | None,
-    runner: dict[str, Any],
-    planned: dict[str, Any],
-    features: dict[str, Any],
-    image: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    runner: RunnerInfo,
+    planned: Planned | None,
+    features: Mapping[str, FeatureInfo],
+    image: ImageInfo | None = None,
+) -> Manifest:
     """The manifest as written before tests start."""
     gh = github_context()
-    return {
-        "manifest_version": MANIFEST_VERSION,
-        "cell_id": valid_cell_id(cell_id),
-        "run_id": new_run_id(),
-        "run_attempt": gh["run_attempt"] if gh else 1,
-        "backend": backend,
-        "mode": mode,
-        "status": CellStatus.RUNNING.value,
-        "started_at": utc_now(),
-        "finished_at": None,
-        "harness_version": __version__,
-        "suite_sha": suite_sha,
-        "image": image,
-        "runner": runner,
-        "github": gh,
-        "environment": None,
-        "planned": planned,
-        "features": features,
-        "exit": None,
-        "error": None,
-    }
+    return Manifest(
+        cell_id=valid_cell_id(cell_id),
+        run_id=new_run_id(),
+        run_attempt=gh.run_attempt if gh else 1,
+        backend=backend,
+        mode=mode,
+        status=CellStatus.RUNNING,
+        started_at=utc_now(),
+        harness_version=__version__,
+        suite_sha=suite_sha,
+        image=image,
+        runner=runner,
+        github=gh,
+        planned=planned,
+        features=dict(features),
+    )

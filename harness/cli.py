@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from harness import __version__, commands
-from harness.errors import HarnessError
+from harness.errors import EXIT_INTERRUPTED, EXIT_OK, HarnessError
 
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
 VERB_ORDER = (
@@ -78,6 +78,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return err.exit_code
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return EXIT_OK

@@ -1,12 +1,38 @@
-"""One error hierarchy: each cause has its own exit code and a message that says how to fix it."""
+"""One error hierarchy: each cause has its own exit code and a message that says how to fix it.
+
+EXIT_CODES is the one table of exit codes: the CLI returns them, the docs quote them (the README's
+CLI reference is generated from it and from the parser: harness/commands/_reference.py).
+"""
 
 from __future__ import annotations
+
+from typing import Final
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INFRASTRUCTURE: Final = 3
+EXIT_INPUT: Final = 4
+EXIT_TIMEOUT: Final = 5
+EXIT_INTERRUPTED: Final = 130
+EXIT_CODES: Final[tuple[tuple[int, str], ...]] = (
+    (EXIT_OK, "ok"),
+    (EXIT_FAILED, "tests failed, or the gate found what it looks for"),
+    (EXIT_USAGE, "usage: bad arguments, a bad registry or feature map"),
+    (
+        EXIT_INFRASTRUCTURE,
+        "infrastructure: no device, no Docker engine, no torch, the wrong torch build (the cell is NO DATA)",
+    ),
+    (EXIT_INPUT, "unreadable input: a cell dir, JUnit file or matrix.json that cannot be read"),
+    (EXIT_TIMEOUT, "the cell ran past its time limit (partial results kept)"),
+    (EXIT_INTERRUPTED, "interrupted by Ctrl-C or SIGTERM (partial results kept)"),
+)
 
 
 class HarnessError(Exception):
     """Base class. `main()` prints `str(err)` as one line and exits with `exit_code`."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
@@ -20,25 +46,25 @@ class HarnessError(Exception):
 class UsageError(HarnessError):
     """Bad arguments or configuration given by the user."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class RegistryError(HarnessError):
     """backends.toml is malformed or names an unknown backend."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class InputError(HarnessError):
     """A cell dir or matrix file cannot be read."""
 
-    exit_code = 4
+    exit_code = EXIT_INPUT
 
 
 class InfrastructureError(HarnessError):
     """The runner cannot run the cell: no device, no Docker engine, broken image."""
 
-    exit_code = 3
+    exit_code = EXIT_INFRASTRUCTURE
 
 
 class DockerUnavailableError(InfrastructureError):
@@ -48,22 +74,22 @@ class DockerUnavailableError(InfrastructureError):
 class CellTimeoutError(HarnessError):
     """A cell ran past its overall time limit."""
 
-    exit_code = 5
+    exit_code = EXIT_TIMEOUT
 
 
 class TestsFailedError(HarnessError):
     """The run completed and some tests failed; results were written."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class GateFailedError(HarnessError):
     """A quality gate condition was met."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class InterruptedRunError(HarnessError):
     """Ctrl-C or SIGTERM stopped the run; partial results were kept."""
 
-    exit_code = 130
+    exit_code = EXIT_INTERRUPTED

@@ -4,7 +4,7 @@ The published schema (harness/schema/matrix.schema.json) is checked on every loa
 never meets a half-valid matrix. A matrix holds a result per test and column (250,000 for 5 x
 50,000 tests, most of them an equal "passed in t seconds"), so three speed tricks sit here, each
 behind one named function that says what it buys and has a test that it agrees with the plain
-path (tests/test_matrix_json.py):
+path (tests/core/test_matrix_json.py):
 
 - `_shared_result`: on load, equal plain results are one object (the merge made them so);
 - `_quick_row_check` and `_plain_result_key`: validation checks plainly valid rows with a few type
@@ -147,7 +147,7 @@ def _validators() -> tuple[Any, Any, Any]:
     return fastjsonschema.compile(head), fastjsonschema.compile(row), fastjsonschema.compile(result)
 
 
-# What `_quick_row_check` assumes of the schema's `test` definition (tests/test_matrix_json.py holds
+# What `_quick_row_check` assumes of the schema's `test` definition (tests/core/test_matrix_json.py holds
 # the schema to it, so a change there cannot leave the quick check behind).
 ROW_KEYS: Final = frozenset({"id", "feature", "results"})
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from harness.cell import CellStatus
 from harness.outcomes import BAD, Outcome, Rollup, Scope, SkipClass
-from harness.torch_build import parse_version
+from harness.torch_build import parse_variant, parse_version
 
 SCHEMA_VERSION: Final = "1.2"
 VERDICT_STATES: Final = (Rollup.SUPPORTED, Rollup.PARTIAL, Rollup.FAILING, Rollup.UNSUPPORTED)
@@ -38,10 +38,19 @@ class Feature:
     title: str
     since: str | None = None
     claim: str | None = None
+    source: str | None = None  # where the claim comes from: the release note or PR
     scope: Scope = Scope.BACKEND  # HOST: the feature does not depend on the backend; shown, never scored
+    apis: tuple[str, ...] = ()  # the public APIs its tests exercise (features.toml), full dotted names
 
     def to_json(self) -> dict[str, Any]:
-        data = {"id": self.id, "title": self.title, "since": self.since, "claim": self.claim}
+        data: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "since": self.since,
+            "claim": self.claim,
+            "source": self.source,
+            "apis": list(self.apis),
+        }
         if self.scope is not Scope.BACKEND:
             data["scope"] = self.scope.value
         return _drop_empty(data)
@@ -53,7 +62,9 @@ class Feature:
             title=data.get("title") or data["id"],
             since=data.get("since"),
             claim=data.get("claim"),
+            source=data.get("source"),
             scope=Scope(data.get("scope", Scope.BACKEND.value)),
+            apis=tuple(data.get("apis") or ()),
         )
 
 
@@ -161,6 +172,8 @@ class Column:
     variant_reason: str | None = None
     reproduce: str | None = None  # the command that reruns this column
     release: str | None = None  # the torch release series (2.15); set where no torch version says it
+    # The public callables of the device namespaces the torch that ran exposed (namespace -> names).
+    device_api: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def has_data(self) -> bool:
@@ -186,6 +199,26 @@ class Column:
     def build_key(self) -> tuple[str, str]:
         """What a release-over-release view pairs on: the backend and its variant."""
         return (self.backend, self.variant or "")
+
+    @property
+    def ran_on_cpu(self) -> bool:
+        """The tests ran on the CPU: a CPU build, or a device build without its device (cpu-only)."""
+        return self.backend == "cpu" or self.variant is not None or self.environment.device == "cpu"
+
+    @property
+    def release_line(self) -> tuple[str, str]:
+        """What the release view follows from one torch release to the next: where the tests ran.
+        ("cpu", "") for the CPU build and every CPU-only column (PyPI's CUDA builds run on a host
+        without a GPU), else the build family and the device, so the CUDA 13.0 build of 2.14 is
+        followed by the CUDA 13.2 build of 2.15 on the same GPU."""
+        if self.ran_on_cpu:
+            return ("cpu", "")
+        variant = parse_variant(self.backend)
+        return (variant.family if variant else self.backend, self.environment.device or "")
+
+    def device_api_names(self) -> frozenset[str]:
+        """The device API as full dotted names (torch.xpu.temperature)."""
+        return frozenset(f"{ns}.{name}" for ns, names in self.device_api.items() for name in names)
 
     @property
     def speaks_for_backend(self) -> bool:
@@ -242,6 +275,7 @@ class Column:
                     "variant_reason": self.variant_reason,
                     "reproduce": self.reproduce,
                     "release": self.release,
+                    "device_api": {ns: list(names) for ns, names in self.device_api.items()},
                 }
             ),
         }
@@ -270,6 +304,7 @@ class Column:
             variant_reason=data.get("variant_reason"),
             reproduce=data.get("reproduce"),
             release=data.get("release"),
+            device_api={ns: tuple(names) for ns, names in (data.get("device_api") or {}).items()},
         )
 
 

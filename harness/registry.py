@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 from harness.errors import RegistryError
+from harness.probe import Probe
 from harness.torch_build import Expected, TorchFacts, parse_variant, parse_version
 
 BuildKind = Literal["cpu", "cuda", "rocm", "xpu"]
@@ -403,9 +404,9 @@ def get_backend(backend_id: str) -> Backend:
     return registry.backend(backend_id)
 
 
-def backend_for_probe(probe: Mapping[str, Any]) -> Backend | None:
+def backend_for_probe(probe: Probe | Mapping[str, Any]) -> Backend | None:
     """The backend of the torch the suites' probe saw (any build gets one); None without a torch."""
-    facts = TorchFacts.from_probe(probe)
+    facts = probe.facts if isinstance(probe, Probe) else TorchFacts.from_probe(probe)
     if not facts.version:
         return None
     return load_registry().for_facts(facts)

@@ -174,9 +174,9 @@ class TorchFacts:
     @classmethod
     def from_probe(cls, probe: Mapping[str, Any]) -> TorchFacts:
         """From the JSON object the suites' probe prints (suites/_support/probe.py)."""
-        torch = probe.get("torch") or {}
-        runtime = probe.get("runtime") or {}
-        cuda, hip, xpu = (runtime.get(name) for name in ("cuda", "hip", "xpu"))
+        torch = probe.get("torch") if isinstance(probe.get("torch"), Mapping) else {}
+        runtime = probe.get("runtime") if isinstance(probe.get("runtime"), Mapping) else {}
+        cuda, hip, xpu = (v if isinstance(v := runtime.get(name), str) else None for name in ("cuda", "hip", "xpu"))
         version = str(torch.get("version") or torch.get("base_version") or "")
         if torch.get("local_tag") and "+" not in version:
             version = f"{version}+{torch['local_tag']}"

@@ -4,7 +4,8 @@
 * ``device`` / ``backend`` / ``compat_env`` fixtures: one test body for every backend;
 * records ``feature``, ``backend`` and ``device`` properties on every test, and ``scope`` =
   ``measurement`` on tests marked ``measurement`` (figures only: the harness never counts them as passes);
-* applies ``expectations/<backend>.toml`` known issues as non-strict xfails;
+* applies the known issues of ``expectations/*.toml`` that match the build and device that ran, as
+  non-strict xfails;
 * a soft per-test timeout (``COMPAT_TEST_TIMEOUT``, ``@pytest.mark.timeout(s)``);
 * blocks network access in every test;
 * isolates the Inductor cache per session.
@@ -70,7 +71,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     t = e.info["torch"]
     rt = e.info["runtime"]
     return [
-        f"compat: backend={e.backend} build={e.build} torch={t['version']} device={e.device_label}",
+        f"compat: backend={e.backend} variant={e.variant} build={e.build} torch={t['version']} "
+        f"device={e.device_label} ({e.device_kind})",
         f"compat: cuda={rt['cuda']} hip={rt['hip']} xpu={rt['xpu']} cusparselt={rt['cusparselt']}"
         + (f" probe-errors={e.info['errors']}" if e.info["errors"] else ""),
     ]
@@ -218,7 +220,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------- expectations (known issues)
-_EXPECTATIONS_ERROR: str | None = None  # set when the active backend's file is malformed
+_EXPECTATIONS_ERROR: str | None = None  # set when an expectations file is malformed
 
 
 class ExpectationsFile(pytest.File):
@@ -263,13 +265,23 @@ def _record_measurement_scope(items: list[pytest.Item]) -> None:
             item.user_properties.append(("scope", MEASUREMENT))
 
 
+def run_context() -> expectations.RunContext:
+    """What ran, for matching known issues: the build variant and the device from the probe (never the
+    harness's column label), the Python and torch releases."""
+    e = compat_env_mod.get()
+    devices = e.info.get("devices") or []
+    name = str(devices[0].get("name") or "") if devices and e.accelerator else ""
+    return expectations.RunContext(
+        variant=e.variant, device=e.device_kind, device_name=name, python=e.python, torch=e.torch_version
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     global _EXPECTATIONS_ERROR
     _deselect_other_backends(config, items)
     _record_measurement_scope(items)
-    backend_id = compat_env_mod.get().backend
     try:
-        known = expectations.load(EXPECTATIONS_DIR, backend_id)
+        known = expectations.applicable(expectations.load(EXPECTATIONS_DIR), run_context())
     except expectations.ExpectationsError as e:
         # When expectations/ is collected this is already a collection error; when only a subset
         # of the suites is collected, every test errors at setup with the same message instead.

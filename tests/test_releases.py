@@ -98,7 +98,10 @@ def test_release_view_pairs_the_builds_of_a_backend(matrix: Matrix, capsys: pyte
     assert (pair.old.torch, pair.new.torch) == ("2.13.0+cu130", "2.14.1+cu130")
     assert report.columns_added == report.columns_removed == []
     releases = page_data(matrix)["releases"]
-    assert [(r["backend"], r["variant"], r["cols"]) for r in releases] == [("cu130", "cpu-only", [1, 2])]
+    # One release line: every column ran on the CPU (the CPU build, and the CUDA builds without a GPU).
+    assert [(r["line"], r["cols"]) for r in releases] == [(["cpu", ""], [0, 1, 2])]
+    (step,) = releases[0]["steps"]
+    assert (step["a"], step["b"]) == (1, 2), "2.14.1's CUDA build follows 2.13.0's CUDA build, not the CPU build"
 
 
 def _second_build(tmp_path: Path) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.registry import Backend
 from harness.run import images
 
 
@@ -40,7 +41,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--build-log", action="store_true", help="print every line of the build, not only its steps")
 
 
-def spec_from_args(args: argparse.Namespace, backend_id: str) -> images.BuildSpec:
+def spec_from_args(args: argparse.Namespace, backend_id: str | Backend) -> images.BuildSpec:
     return images.build_spec(
         backend_id,
         base_image=args.base_image,

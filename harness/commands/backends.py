@@ -1,4 +1,7 @@
-"""`harness backends`: the registry as tables (or JSON): the build variants, then which release ships which."""
+"""`harness backends`: the registry as tables (or JSON): the build variants, then which release ships which.
+
+The backend registry as a table.
+"""
 
 from __future__ import annotations
 

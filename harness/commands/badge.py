@@ -1,4 +1,7 @@
-"""`harness badge MATRIX`: SVG badges per column and for the whole matrix."""
+"""`harness badge MATRIX`: SVG badges per column and for the whole matrix.
+
+One SVG per backend (`cu130 | 27/30 features`) and one for the matrix.
+"""
 
 from __future__ import annotations
 

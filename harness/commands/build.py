@@ -2,6 +2,11 @@
 
 The tag is `torch-compat/<backend>:<hash of the build inputs>`, so an unchanged image is
 reused, not rebuilt. Progress goes to stderr; the image reference is the one line on stdout.
+`--dry-run` prints the build plan instead (Dockerfiles, build arguments, tag inputs, steps) and
+needs no engine.
+
+Build the backend's image through the Docker SDK; the tag is a hash of the build inputs, so an
+unchanged image is reused; every library its wheels bundle must load. See `docs/containers.md`.
 """
 
 from __future__ import annotations
@@ -20,11 +25,20 @@ HELP = "build the image of one backend (reused when its inputs are unchanged)"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", required=True, type=backend_id, help=f"whose image to build: {BACKEND_HELP}")
     parser.add_argument("--json", action="store_true", help="print the image facts as JSON instead of its reference")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the build plan (Dockerfiles, build arguments, tag inputs, steps); build nothing, need no engine",
+    )
     add_build_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args, args.backend)
+    if args.dry_run:
+        plan = images.plan_build(spec)
+        print(json.dumps(images.plan_facts(plan), indent=2) if args.json else "\n".join(images.render_plan(plan)))
+        return 0
     client = docker_engine.connect()
     try:
         result = image_build.ensure_image(spec, client, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)

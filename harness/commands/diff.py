@@ -1,4 +1,10 @@
-"""`harness diff OLD NEW`: per cell, what newly fails, passes, is skipped, added or removed."""
+"""`harness diff OLD NEW`: per cell, what newly fails, passes, is skipped, added or removed.
+
+Per column pair: each feature's state before and after, then the tests newly failing, newly passing,
+newly skipped, added, removed. Columns pair by id, by backend with `--by-build`, or, with
+`--releases`, each torch build of a backend with its previous build in one matrix ("cu130: linalg
+partial → supported, 3 tests newly failing").
+"""
 
 from __future__ import annotations
 

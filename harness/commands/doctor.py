@@ -1,4 +1,10 @@
-"""`harness doctor`: what this host can run: its GPUs, the installed torch, each build variant, the install line."""
+"""`harness doctor`: what this host can run: its GPUs, the installed torch, each build variant, the install line.
+
+What this host can run: its GPUs (driver, compute capability or gfx target, Intel family), the torch
+`--python` has and whether it can use the GPU, which variants of each listed release run here, and
+one exact install line with the reasons. Exit 0 whenever the report is made. See
+[docs/doctor.md](docs/doctor.md), with a point-by-point comparison to uv's `--torch-backend=auto`.
+"""
 
 from __future__ import annotations
 

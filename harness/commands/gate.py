@@ -1,7 +1,8 @@
 """`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise.
 
 Every line names the columns it is about: a FAIL line its column, the PASS line and the closing
-error exactly the columns judged (or that failed). A selection that holds nothing is exit 2.
+error exactly the columns judged (or that failed). A name that selects no column, or a regression
+check that compares nothing, is exit 2, never a pass. See `docs/publishing.md`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""`harness import JUNIT...`: bare JUnit files from another CI become a cell (a column)."""
+"""`harness import JUNIT...`: bare JUnit files from another CI become a cell (a column).
+
+Turn bare JUnit files from another CI (any dialect: pytest, Jest, Mocha, Go, Surefire, TestNG,
+CTest) into a cell, with the identity you state; a feature map (TOML globs, first match wins)
+decides the rows, unmatched tests go to `unassigned`. See
+[docs/cell-contract.md](docs/cell-contract.md#bringing-junit-from-elsewhere-harness-import).
+"""
 
 from __future__ import annotations
 

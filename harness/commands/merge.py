@@ -1,4 +1,10 @@
-"""`harness merge`: cell dirs from any number of runners -> matrix.json."""
+"""`harness merge`: cell dirs from any number of runners -> matrix.json.
+
+Merge cells (or folders holding cells, e.g. downloaded artifacts) into `matrix.json`, reading cells
+in parallel worker processes. An unreadable input is a one-line warning and stays visible in the
+matrix; `--strict` makes it exit 4. `--expect` takes the plan (`harness plan --format json`): a
+planned cell that sent nothing becomes a NO DATA column.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""`harness plan`: the cells to run, from the registry (GitHub Actions matrix or a table)."""
+"""`harness plan`: the cells to run, from the registry (GitHub Actions matrix or a table).
+
+The GitHub Actions matrix (`{"include": [...]}`) derived from the registry; several torch versions
+make a cell per backend and version (`cu130-2.14.1`).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""`harness prune`: remove the harness's old images beyond a disk budget (self-hosted runners)."""
+"""`harness prune`: remove the harness's old images beyond a disk budget (self-hosted runners).
+
+On a long-lived runner: remove the harness's own oldest images beyond a disk budget, never one a
+container uses; says what went and the space freed.
+"""
 
 from __future__ import annotations
 

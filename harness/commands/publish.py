@@ -1,5 +1,10 @@
 """`harness publish SITE_DIR`: the page, matrix.json, badges, the diff against the previous
-publication and the run history, as a static site."""
+publication and the run history, as a static site.
+
+Page (its tests in `data/` beside it when large), `matrix.json.gz` (and `matrix.json` under 25 MB),
+badges, `diff.md`/`diff.json` against the previous publication, an append-only `history/` with each
+test's outcome per run; also the job summary to `$GITHUB_STEP_SUMMARY`. See `docs/publishing.md`.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""`harness report`: render a matrix.json as Markdown or JSON (HTML: see render/html.py)."""
+"""`harness report`: render a matrix.json as Markdown or JSON (HTML: see render/html.py).
+
+Render the matrix: the job-summary Markdown (kept under GitHub's 1 MiB), the JSON, or the
+self-contained web page.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,15 @@
 
 With no arguments this is the main job: the local torch, natively. `--backend X` runs in
 that backend's container (see docs/containers.md); `--native` keeps it on this host.
+
+The main job: run `./suites` with the local torch, natively, into a new cell dir under `results/`,
+merge **every** cell under `results/` (the newest run of each cell id) into `results/matrix.json`,
+print the Markdown matrix and say which columns it holds. A CUDA/ROCm/XPU build on a host without
+its device runs on the CPU as a `cpu-only` column of its own (`--require-device` refuses instead;
+`--cpu-only` asks for it with `--backend`). `--test NODEID` runs one test (each column's rerun
+command ends with it). Run backend `X` (from the registry) in its container: build or reuse the
+image, mount the suites read-only and the cell dir read-write, no network, the backend's device
+flags, health gate first. `--native` runs on this host instead.
 """
 
 from __future__ import annotations
@@ -109,7 +118,7 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     from harness.run import container  # Docker SDK only when a container is wanted
     from harness.run.oci_container import keep_requested
 
-    build = spec_from_args(args, args.backend) if args.backend and not args.image else None
+    build = spec_from_args(args, opts.backend) if opts.backend and not args.image else None
     settings = container.ContainerSettings(
         image=args.image,
         build=build,
@@ -144,11 +153,11 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     status = outcome.status
-    cell_id = outcome.manifest["cell_id"]
+    cell_id = outcome.manifest.cell_id
     if status == CellStatus.INFRA_ERROR.value:
-        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.get('error')}")
+        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.error}")
     if status == CellStatus.TIMEOUT.value:
-        raise CellTimeoutError(f"{outcome.manifest.get('error')}; partial results in {outcome.cell_dir}")
+        raise CellTimeoutError(f"{outcome.manifest.error}; partial results in {outcome.cell_dir}")
     column = matrix.column(cell_id)
     bad = column.failures if column else 0
     if bad or status == CellStatus.CRASHED.value:

@@ -1,5 +1,9 @@
 """`harness wheelhouse --backend X -o DIR`: download torch for backend X and everything its image
-installs, for the image's Python and platform, into DIR, for an air-gapped `harness build`."""
+installs, for the image's Python and platform, into DIR, for an air-gapped `harness build`.
+
+Download torch for `X` and everything its image installs, for the image's Python and glibc, for an
+offline `harness build --wheelhouse DIR --build-network none`; prints the count and size.
+"""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import __version__, gcpause
-from harness.cell import CellStatus, read_manifest, utc_now
+from harness.cell import FeatureInfo, Manifest, read_manifest, utc_now
 from harness.errors import HarnessError, InputError
 from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
 from harness.merge.ingest import CellResult, ingest_cell
@@ -50,6 +50,7 @@ from harness.model import (
     TestRow,
 )
 from harness.outcomes import Outcome, Rollup, Scope
+from harness.probe import Device, Probe
 from harness.registry import LEGACY_IDS, load_registry
 from harness.torch_build import version_sort_key
 
@@ -70,11 +71,11 @@ _WORKER_START: Final = multiprocessing.get_context("fork") if sys.platform == "l
 @dataclass(frozen=True, slots=True)
 class _Input:
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     @property
     def cell_id(self) -> str:
-        return self.manifest["cell_id"]
+        return self.manifest.cell_id
 
 
 def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]:
@@ -88,6 +89,8 @@ def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]
             inputs.append(_Input(path, read_manifest(path / "manifest.json")))
         except HarnessError as err:
             problems.append(Problem(source=str(path), message=str(err)))
+        except Exception as err:  # one broken manifest must not cost the other cells
+            problems.append(Problem(source=str(path), message=f"unreadable manifest ({type(err).__name__}: {err})"))
     return inputs, problems
 
 
@@ -101,7 +104,7 @@ def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
     for cell_id, group in by_id.items():
         seen_runs: dict[str, _Input] = {}
         for item in group:
-            run_id = item.manifest["run_id"]
+            run_id = item.manifest.run_id
             if run_id in seen_runs:
                 notes.append(
                     Note(cell=cell_id, source=str(item.path), note=f"duplicate upload of run {run_id}; merged once")
@@ -110,12 +113,12 @@ def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
             seen_runs[run_id] = item
         ordered = sorted(
             seen_runs.values(),
-            key=lambda c: (int(c.manifest.get("run_attempt") or 1), c.manifest.get("started_at") or ""),
+            key=lambda c: (c.manifest.run_attempt, c.manifest.started_at or ""),
         )
         latest = ordered[-1]
-        attempt = latest.manifest.get("run_attempt", 1)
+        attempt = latest.manifest.run_attempt
         for older in ordered[:-1]:
-            note = f"superseded by run {latest.manifest['run_id']} (attempt {attempt})"
+            note = f"superseded by run {latest.manifest.run_id} (attempt {attempt})"
             notes.append(Note(cell=cell_id, source=str(older.path), note=note))
         kept.append(latest)
     return kept, notes
@@ -238,40 +241,35 @@ def _cell_size(path: Path) -> int:
 
 
 # -- building the model --------------------------------------------------------------------------
-def environment_of(manifest: dict[str, Any]) -> Environment:
-    env = manifest.get("environment") or {}
-    torch = env.get("torch") or {}
-    runtime = env.get("runtime") or {}
-    devices = env.get("devices") or []
-    device = devices[0] if devices else {}
-    image = manifest.get("image") or {}
-    runner = manifest.get("runner") or {}
-    github = manifest.get("github") or {}
+def environment_of(manifest: Manifest) -> Environment:
+    env = manifest.environment or Probe()
+    device = env.device or Device()
+    image = manifest.image
     return Environment(
-        torch=torch.get("version"),
-        torch_git=torch.get("git_version"),
-        build=env.get("build"),
-        cuda=runtime.get("cuda"),
-        hip=runtime.get("hip"),
-        xpu=runtime.get("xpu"),
+        torch=env.torch_version,
+        torch_git=env.torch_git,
+        build=env.build,
+        cuda=env.cuda,
+        hip=env.hip,
+        xpu=env.xpu,
         # A CPU build, or a device build that ran on the CPU (a cpu-only column), ran on the CPU.
-        device=device.get("name") or ("cpu" if env.get("build") == "cpu" or manifest.get("variant") else None),
-        device_count=len(devices),
-        capability=device.get("capability"),
-        arch=device.get("arch"),
-        driver=env.get("driver"),
-        python=env.get("python"),
-        platform=env.get("platform"),
-        cpu=(env.get("cpu") or {}).get("model"),
-        mode=manifest.get("mode"),
-        image=image.get("ref"),
-        image_digest=image.get("digest"),
-        suite_sha=manifest.get("suite_sha"),
-        runner=runner.get("host"),
-        run_url=github.get("run_url") or manifest.get("run_url"),
-        started_at=manifest.get("started_at"),
-        finished_at=manifest.get("finished_at"),
-        harness_version=manifest.get("harness_version"),
+        device=device.name or ("cpu" if env.build == "cpu" or manifest.variant else None),
+        device_count=len(env.devices),
+        capability=device.capability,
+        arch=device.arch,
+        driver=env.driver,
+        python=env.python,
+        platform=env.platform,
+        cpu=env.cpu_model,
+        mode=manifest.mode,
+        image=image.ref if image else None,
+        image_digest=image.digest if image else None,
+        suite_sha=manifest.suite_sha,
+        runner=manifest.runner.host,
+        run_url=manifest.url,
+        started_at=manifest.started_at,
+        finished_at=manifest.finished_at,
+        harness_version=manifest.harness_version,
     )
 
 
@@ -280,12 +278,17 @@ class _Added:
     """A cell as the builder keeps it until the build: what is small and depends on the order of
     columns (the rows are merged as each cell arrives)."""
 
-    manifest: dict[str, Any]
+    manifest: Manifest
     source: str
     errors: tuple[str, ...]
-    features: dict[str, dict[str, str]]  # row metadata the cell brought
+    features: dict[str, FeatureInfo]  # row metadata the cell brought
     rolled: dict[str, FeatureCell]
     ran: bool
+    release: str | None = None  # a placeholder's release series (a planned or not-shipped column)
+
+    @property
+    def torch(self) -> str | None:
+        return self.manifest.torch
 
 
 class _Builder:
@@ -328,16 +331,15 @@ class _Builder:
         )
 
     def add_missing(self, entry: dict[str, Any]) -> None:
-        manifest = {
-            "cell_id": entry["cell_id"],
-            "backend": entry.get("backend", ""),
-            "run_id": "",
-            "status": None,
+        manifest = Manifest(
+            cell_id=entry["cell_id"],
+            backend=str(entry.get("backend", "")),
+            run_id="",
             # a collector that gave up on the cell says why (no runner within the deadline, a failed build)
-            "error": f"no results: {entry['missing']}" if entry.get("missing") else MISSING_CELL_ERROR,
+            error=f"no results: {entry['missing']}" if entry.get("missing") else MISSING_CELL_ERROR,
             # the planned build, so the column sorts with its backend's other builds
-            "environment": {"torch": {"version": entry.get("torch") or None}},
-        }
+            environment=Probe.from_json({"torch": {"version": entry.get("torch") or None}}),
+        )
         self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False))
 
     def not_shipped(self) -> list[_Added]:
@@ -349,11 +351,13 @@ class _Builder:
         have: dict[tuple[str, str], set[str]] = {}
         releases: set[str] = set()
         for cell in self.cells:
-            release = self.registry.release_of(_torch_of(cell.manifest))
+            if cell.source == PLANNED_SOURCE:
+                continue  # a plan names what it expected, not what ran: only results set the releases
+            release = self.registry.release_of(cell.torch)
             if release is None:
                 continue
             releases.add(release.id)
-            have.setdefault((_backend_of(cell.manifest), cell.manifest.get("variant") or ""), set()).add(release.id)
+            have.setdefault((_backend_of(cell.manifest), cell.manifest.variant or ""), set()).add(release.id)
         added: list[_Added] = []
         for (backend_id, variant), present in have.items():
             backend = self.registry.get(backend_id)
@@ -364,31 +368,32 @@ class _Builder:
                 if release.ships(backend.id):
                     continue
                 cell_id = "-".join(p for p in (backend.id, release_id, variant, "not-shipped") if p)
-                manifest = {
-                    "cell_id": cell_id,
-                    "backend": backend.id,
-                    "variant": variant or None,
-                    "release": release_id,
-                    "run_id": "",
-                    "status": None,
-                    "error": f"torch {release_id} is not shipped as a {backend.display_name} build "
-                    f"(upstream builds {', '.join(sorted(release.builds, key=self.registry.variant_order))})",
-                }
-                added.append(_Added(manifest, NOT_SHIPPED_SOURCE, (), {}, {}, False))
+                builds = ", ".join(sorted(release.builds, key=self.registry.variant_order))
+                manifest = Manifest(
+                    cell_id=cell_id,
+                    backend=backend.id,
+                    run_id="",
+                    variant=variant or None,
+                    error=f"torch {release_id} is not shipped as a {backend.display_name} build "
+                    f"(upstream builds {builds})",
+                )
+                added.append(_Added(manifest, NOT_SHIPPED_SOURCE, (), {}, {}, False, release=release_id))
         return added
 
     def features(self, cells: Sequence[_Added]) -> list[Feature]:
-        """The rows, in the order the columns (in column order) first name them; each feature's
-        metadata from its most recently started cell (on a tie, the later column)."""
-        meta: dict[str, dict[str, str]] = {}
-        meta_stamp: dict[str, str] = {}
+        """The rows, in the order the columns (in column order) first name them. Each field of a
+        feature's metadata (title, release, claim, scope, source) comes from the most recently started
+        cell that states it (on a tie, the later column): a feature map that names a project feature
+        without a title keeps the project's title."""
+        meta: dict[str, dict[str, tuple[str, str]]] = {}  # feature -> field -> (stamp, value)
         seen: dict[str, None] = {}
         for cell in cells:
-            stamp = cell.manifest.get("started_at") or ""
+            stamp = cell.manifest.started_at or ""
             for fid, info in cell.features.items():
-                if fid not in meta or stamp >= meta_stamp[fid]:
-                    meta[fid] = info
-                    meta_stamp[fid] = stamp
+                fields = meta.setdefault(fid, {})
+                for name, value in info.to_json().items():
+                    if name not in fields or stamp >= fields[name][0]:
+                        fields[name] = (stamp, value)
             seen.update(dict.fromkeys(cell.rolled))
         order = [fid for fid in meta if fid != UNASSIGNED]
         order += [fid for fid in seen if fid not in meta and fid != UNASSIGNED]
@@ -396,10 +401,20 @@ class _Builder:
             order.append(UNASSIGNED)
         features = []
         for fid in order:
-            info = meta.get(fid, {})
+            info = {name: value for name, (_, value) in meta.get(fid, {}).items()}
             title = info.get("title") or ("Not in any feature" if fid == UNASSIGNED else fid)
             scope = Scope.HOST if info.get("scope") == Scope.HOST.value else Scope.BACKEND
-            features.append(Feature(id=fid, title=title, since=info.get("since"), claim=info.get("claim"), scope=scope))
+            features.append(
+                Feature(
+                    id=fid,
+                    title=title,
+                    since=info.get("since"),
+                    claim=info.get("claim"),
+                    source=info.get("source"),
+                    scope=scope,
+                    apis=tuple(info.get("apis") or ()),
+                )
+            )
         return features
 
     def test_rows(self, column_ids: list[str], feature_ids: list[str]) -> tuple[TestRow, ...]:
@@ -415,7 +430,7 @@ class _Builder:
         for nodeid, fid in feature_of.items():
             by_feature[fid].append(nodeid)
         results = self.results
-        arrived = [c.manifest["cell_id"] for c in self.cells if c.source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE)]
+        arrived = [c.manifest.cell_id for c in self.cells if c.source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE)]
         in_order = arrived == sorted(arrived, key=rank.__getitem__)  # results went in in column order
         rows: list[TestRow] = []
         for fid, ids in by_feature.items():
@@ -427,18 +442,19 @@ class _Builder:
                 rows.append(TestRow(id=nodeid, feature=fid, results=row))
         return tuple(rows)
 
-    def column_order(self, manifest: dict[str, Any]) -> tuple[Any, ...]:
+    def column_order(self, cell: _Added | _Input) -> tuple[Any, ...]:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
+        manifest = cell.manifest
         return (
             self.registry.variant_order(_backend_of(manifest)),
-            manifest.get("variant") or "",
-            version_key(_torch_of(manifest) or manifest.get("release")),
-            manifest["cell_id"],
+            manifest.variant or "",
+            version_key(manifest.torch or getattr(cell, "release", None)),
+            manifest.cell_id,
         )
 
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
-        cells = sorted([*self.cells, *self.not_shipped()], key=lambda c: self.column_order(c.manifest))
+        cells = sorted([*self.cells, *self.not_shipped()], key=self.column_order)
         features = self.features(cells)
         feature_ids = [f.id for f in features]
         # Backend-independent features and the `unassigned` row are shown, never scored.
@@ -447,13 +463,13 @@ class _Builder:
         grid: dict[str, dict[str, FeatureCell]] = {fid: {} for fid in feature_ids}
         for added in cells:
             manifest, source, errors, rolled = added.manifest, added.source, added.errors, added.rolled
-            column_id = manifest["cell_id"]
+            column_id = manifest.cell_id
             shipped = source != NOT_SHIPPED_SOURCE
             if not shipped:
                 state = ColumnState.NOT_SHIPPED
             elif not added.ran:
                 state = ColumnState.NO_DATA
-            elif manifest.get("status") == CellStatus.COMPLETED.value and not errors:
+            elif manifest.completed and not errors:
                 state = ColumnState.OK
             else:
                 state = ColumnState.PARTIAL_RUN
@@ -467,18 +483,18 @@ class _Builder:
                     states[cell.state] += 1
             backend = _backend_of(manifest)
             info = self.registry.get(backend)
-            status = manifest.get("status")
+            placeholder = source in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE)
             columns.append(
                 Column(
                     id=column_id,
                     backend=backend,
                     display_name=info.display_name if info else backend,
                     state=state,
-                    cell_status=CellStatus(status) if status in CellStatus._value2member_map_ else None,
-                    run_id=manifest.get("run_id") or "",
-                    run_attempt=int(manifest.get("run_attempt") or 1),
-                    error=manifest.get("error"),
-                    exit=manifest.get("exit"),
+                    cell_status=manifest.status,
+                    run_id=manifest.run_id,
+                    run_attempt=manifest.run_attempt,
+                    error=manifest.error,
+                    exit=manifest.exit.to_json() if manifest.exit else None,
                     environment=environment_of(manifest),
                     errors=errors,
                     counts=dict(totals),
@@ -491,11 +507,12 @@ class _Builder:
                         states=dict(states),
                     ),
                     source=source,
-                    mode=manifest.get("mode"),
-                    variant=manifest.get("variant"),
-                    variant_reason=manifest.get("variant_reason"),
-                    reproduce=column_command(manifest) if source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE) else None,
-                    release=manifest.get("release"),
+                    mode=manifest.mode,
+                    variant=manifest.variant,
+                    variant_reason=manifest.variant_reason,
+                    reproduce=None if placeholder else column_command(manifest),
+                    release=added.release if not shipped else None,
+                    device_api=manifest.environment.device_api if manifest.environment else {},
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)
@@ -517,14 +534,9 @@ class _Builder:
 _NOT_SHIPPED_CELL: Final = FeatureCell(state=Rollup.NOT_SHIPPED, counts={})
 
 
-def _torch_of(manifest: dict[str, Any]) -> str | None:
-    return ((manifest.get("environment") or {}).get("torch") or {}).get("version")
-
-
-def _backend_of(manifest: dict[str, Any]) -> str:
+def _backend_of(manifest: Manifest) -> str:
     """The manifest's backend, old ids read as today's variant (`rocm` was ROCm 7.2)."""
-    backend = str(manifest.get("backend") or "")
-    return LEGACY_IDS.get(backend, backend)
+    return LEGACY_IDS.get(manifest.backend, manifest.backend)
 
 
 def version_key(version: str | None) -> tuple[Any, ...]:
@@ -551,7 +563,7 @@ def _merge(paths: Iterable[Path], expected: Sequence[dict[str, Any]], jobs: int 
     kept, notes = deduplicate(inputs)
     builder = _Builder()
     # Read in column order: each row then takes its results in the order the matrix shows them.
-    order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i].manifest))
+    order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i]))
     present: list[str] = []
     failed: dict[int, Problem] = {}
     for index, result in ingest_cells([kept[i].path for i in order], jobs):

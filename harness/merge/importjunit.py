@@ -11,20 +11,28 @@ from __future__ import annotations
 import hashlib
 import shutil
 import socket
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness import __version__
-from harness.cell import CellDir, CellStatus, github_context, new_run_id, utc_now, valid_cell_id
+from harness.cell import (
+    CellStatus,
+    FeatureInfo,
+    ImportInfo,
+    Manifest,
+    RunnerInfo,
+    building_cell,
+    github_context,
+    new_run_id,
+    utc_now,
+    valid_cell_id,
+)
 from harness.errors import InputError, UsageError
 from harness.merge.featuremap import FeatureMap, load_feature_map
 from harness.merge.ingest import FEATURE_MAP, JUNIT_DIR
 from harness.merge.junit import JUnitRead, iter_junit
+from harness.probe import Probe
 from harness.registry import load_registry
-
-MANIFEST_VERSION = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,17 +78,19 @@ def _check_files(files: tuple[Path, ...]) -> list[FileReport]:
     return reports
 
 
-def _environment(spec: ImportSpec) -> dict[str, Any]:
+def _environment(spec: ImportSpec) -> Probe:
+    """What the user stated about the torch and device, in the probe's shape."""
     version, _, tag = spec.torch.partition("+")
     backend = load_registry().get(spec.backend)
-    build = backend.build if backend else None
-    return {
-        "torch": {"version": spec.torch or None, "local_tag": tag or None, "base_version": version or None},
-        "build": build,
-        "devices": [{"name": spec.device}] if spec.device else [],
-        "runtime": {},
-        "source": "imported JUnit",
-    }
+    return Probe.from_json(
+        {
+            "torch": {"version": spec.torch or None, "local_tag": tag or None, "base_version": version or None},
+            "build": backend.build if backend else None,
+            "devices": [{"name": spec.device}] if spec.device else [],
+            "runtime": {},
+            "source": "imported JUnit",
+        }
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -89,49 +99,42 @@ def _sha256(path: Path) -> str:
 
 
 def import_junit(spec: ImportSpec) -> Imported:
-    """Write a new cell dir for the files; raises on bad arguments or files with no testcases."""
+    """Write a new cell dir for the files; raises on bad arguments or files with no testcases.
+    The cell is built beside the results and put in place whole: a failure leaves nothing."""
     valid_cell_id(spec.cell_id)
     valid_cell_id(spec.backend)  # the same characters: it is shown and used in file names
     feature_map: FeatureMap | None = load_feature_map(spec.feature_map) if spec.feature_map else None
     reports = _check_files(spec.files)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    cell = CellDir(spec.results_dir / f"{spec.cell_id}-{stamp}")
-    cell.path.mkdir(parents=True, exist_ok=False)
-    (cell.path / JUNIT_DIR).mkdir()
-    copied = []
-    for index, report in enumerate(reports, start=1):
-        target = cell.path / JUNIT_DIR / f"{index:03d}-{report.path.name}"
-        if target.suffix.lower() != ".xml":
-            target = target.with_name(target.name + ".xml")
-        shutil.copyfile(report.path, target)
-        target.chmod(0o644)
-        copied.append({"source": str(report.path), "file": f"{JUNIT_DIR}/{target.name}", "sha256": _sha256(target)})
-    if feature_map is not None and spec.feature_map is not None:
-        shutil.copyfile(spec.feature_map, cell.path / FEATURE_MAP)
-    now = utc_now()
-    gh = github_context()
-    manifest = {
-        "manifest_version": MANIFEST_VERSION,
-        "cell_id": spec.cell_id,
-        "run_id": new_run_id(),
-        "run_attempt": 1,
-        "backend": spec.backend,
-        "mode": "import",
-        "status": CellStatus.COMPLETED.value,
-        "started_at": now,
-        "finished_at": now,
-        "suite_sha": None,
-        "image": None,
-        "runner": {"host": spec.runner or socket.gethostname(), "imported_by": socket.gethostname()},
-        "github": gh,
-        "run_url": spec.run_url or None,
-        "environment": _environment(spec),
-        "planned": None,
-        "features": dict(feature_map.features) if feature_map else {},
-        "import": {"files": copied, "feature_map": FEATURE_MAP if feature_map else None},
-        "exit": None,
-        "error": None,
-    }
-    manifest["harness_version"] = __version__
-    cell.write_manifest(manifest)
+    with building_cell(spec.results_dir, spec.cell_id) as cell:
+        (cell.path / JUNIT_DIR).mkdir()
+        copied = []
+        for index, report in enumerate(reports, start=1):
+            target = cell.path / JUNIT_DIR / f"{index:03d}-{report.path.name}"
+            if target.suffix.lower() != ".xml":
+                target = target.with_name(target.name + ".xml")
+            shutil.copyfile(report.path, target)
+            target.chmod(0o644)
+            copied.append({"source": str(report.path), "file": f"{JUNIT_DIR}/{target.name}", "sha256": _sha256(target)})
+        if feature_map is not None and spec.feature_map is not None:
+            shutil.copyfile(spec.feature_map, cell.path / FEATURE_MAP)
+        now = utc_now()
+        manifest = Manifest(
+            cell_id=spec.cell_id,
+            run_id=new_run_id(),
+            backend=spec.backend,
+            mode="import",
+            status=CellStatus.COMPLETED,
+            started_at=now,
+            finished_at=now,
+            harness_version=__version__,
+            runner=RunnerInfo(host=spec.runner or socket.gethostname(), imported_by=socket.gethostname()),
+            github=github_context(),
+            run_url=spec.run_url or None,
+            environment=_environment(spec),
+            features={fid: FeatureInfo.from_json(info) for fid, info in feature_map.features.items()}
+            if feature_map
+            else {},
+            imported=ImportInfo(files=tuple(copied), feature_map=FEATURE_MAP if feature_map else None),
+        )
+        cell.write_manifest(manifest)
     return Imported(cell_dir=cell.path, files=reports)

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import jsonio
-from harness.cell import CellDir, CellStatus, read_manifest
+from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manifest
 from harness.errors import InputError
 from harness.merge import attempts as normalise
+from harness.merge.cellformat import CellReader, cell_reader
 from harness.merge.decide import Attempt, Phase, Status, decide, trim
 from harness.merge.featuremap import FeatureMap, load_feature_map
 from harness.merge.identity import IdentityRules
@@ -69,16 +70,16 @@ class CellResult:
     to hand from a worker process to the merge (equal results are shared objects)."""
 
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     nodeids: list[str]
     test_features: list[str]
     results: list[TestResult]
     errors: list[str]
-    features: dict[str, dict[str, str]] = field(default_factory=dict)  # row metadata (manifest or feature map)
+    features: dict[str, FeatureInfo] = field(default_factory=dict)  # row metadata (manifest or feature map)
 
     @property
     def cell_id(self) -> str:
-        return self.manifest["cell_id"]
+        return self.manifest.cell_id
 
     @property
     def records(self) -> list[TestRecord]:
@@ -152,19 +153,17 @@ def _add_properties(test: _Test, pairs: Any) -> None:
 
 
 # -- sources -------------------------------------------------------------------------------------
-def read_collected(path: Path, gather: _Gather, errors: list[str]) -> None:
-    """The plan: every collected test with its feature and scope.
-
-    The plugin writes `groups` (one list of ids per feature and scope); cells written before it
-    did hold `tests`, one object per test. Both are read."""
+def read_collected(path: Path, gather: _Gather, errors: list[str], reader: CellReader) -> None:
+    """The plan: every collected test with its feature and scope (each cell format says how it
+    lists them: harness/merge/cellformat_v1.py, cellformat_v2.py), and the modules that failed to
+    import (each an error row of its own)."""
     if not path.exists():
         return
     try:
         data = jsonio.loads(path.read_bytes())
-        groups = data.get("groups")
-        tests = data["tests"] if groups is None else ()
-        if groups is not None and not isinstance(groups, list):
-            raise TypeError(f"`groups` is a {type(groups).__name__}, not a list")
+        if not isinstance(data, dict):
+            raise TypeError(f"a {type(data).__name__}, not an object")
+        reader.read_plan(data, gather.plan)
         collect_errors = [e for e in data.get("collect_errors") or [] if isinstance(e, dict)]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         errors.append(f"collected.json: unreadable ({err}); the planned test list is unknown")
@@ -178,30 +177,6 @@ def read_collected(path: Path, gather: _Gather, errors: list[str]) -> None:
         test.reported = True
         last = message.strip().splitlines()[-1] if message.strip() else "collection failed"
         test.attempts = [Attempt(Phase.SETUP, Status.FAILED, message=f"collection failed: {last}", text=message)]
-    plan, scopes = gather.plan, _SCOPES
-    for group in groups or ():
-        ids = group.get("tests") if isinstance(group, dict) else None
-        if not isinstance(ids, list):
-            continue  # not a group of the plugin's: left out of the plan
-        feature, scope = group.get("feature"), group.get("scope")
-        planned = (
-            sys.intern(feature) if isinstance(feature, str) and feature else None,
-            scopes.get(scope) if isinstance(scope, str) else None,
-        )
-        if not all(map(isinstance, ids, repeat(str))):
-            ids = [nodeid for nodeid in ids if isinstance(nodeid, str)]
-        plan.update(dict.fromkeys(ids, planned))  # one shared tuple per group, set in C
-    shared: dict[tuple, tuple] = {}
-    for entry in tests:
-        try:
-            nodeid, key = entry["nodeid"], (entry.get("feature") or None, entry.get("scope"))
-            # One (feature, scope) per kind, shared: 50,000 tests, a handful of features.
-            found = shared.get(key)
-            if found is None:
-                found = shared[key] = (key[0], scopes.get(key[1]))
-            plan[nodeid] = found
-        except (KeyError, TypeError, AttributeError):
-            continue  # not an entry of the plugin's: left out of the plan
 
 
 class _BoundedLines:
@@ -238,7 +213,9 @@ class _BoundedLines:
             yield rest
 
 
-def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: bool = True) -> None:
+def read_events(
+    path: Path, gather: _Gather, errors: list[str], *, progress: bool = True, plain_finish: bool = True
+) -> None:
     """events.jsonl as it streams by; a bad or half-written line is reported and skipped.
 
     `progress`: read the start lines. They only matter for a run that did not end normally
@@ -275,7 +252,8 @@ def read_events(path: Path, gather: _Gather, errors: list[str], *, progress: boo
                 # Logs written before the plugin wrote `pass` lines carry every test's passed phases here.
                 passed = event.get("passed")
                 if (
-                    passed
+                    plain_finish
+                    and passed
                     and "call" in passed
                     and nodeid not in tests
                     and nodeid not in plain
@@ -420,21 +398,18 @@ class _Features:
     """Which row a test belongs to: its recorded feature, the suites' folder rule for the
     project's own cells, the feature map for imported ones, else `unassigned`."""
 
-    def __init__(self, manifest: dict[str, Any], cell: Path, errors: list[str]) -> None:
-        self.meta: dict[str, dict[str, str]] = {}
-        for fid, info in (manifest.get("features") or {}).items():
-            if isinstance(info, dict):
-                self.meta[str(fid)] = {k: str(v) for k, v in info.items() if isinstance(v, str)}
+    def __init__(self, manifest: Manifest, cell: Path, errors: list[str]) -> None:
+        self.meta: dict[str, FeatureInfo] = dict(manifest.features)
         self.map: FeatureMap | None = None
         map_path = cell / FEATURE_MAP
         if map_path.exists():
             try:
                 self.map = load_feature_map(map_path)
                 for fid, info in self.map.features.items():
-                    self.meta.setdefault(fid, info)
+                    self.meta.setdefault(fid, FeatureInfo.from_json(info))
             except InputError as err:
                 errors.append(f"{FEATURE_MAP}: {err}; every test goes to `{UNASSIGNED}`")
-        self.own_suites = manifest.get("mode") in ("native", "container")
+        self.own_suites = manifest.own_suites
 
     def of(self, nodeid: str, recorded: str | None) -> str:
         if recorded:
@@ -565,14 +540,15 @@ def _plain_results(
     return results, planned_features
 
 
-def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features: _Features) -> CellResult:
+def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Features) -> CellResult:
     """The cell's tests, decided, in plan order (then any test only the results know)."""
     cell = CellDir(path)
     gather = _Gather()
-    status = manifest.get("status")
-    completed = status == CellStatus.COMPLETED.value
-    read_collected(cell.collected, gather, errors)
-    read_events(cell.events, gather, errors, progress=not completed)
+    status = manifest.status
+    completed = manifest.completed
+    reader = cell_reader(manifest.cell_format)
+    read_collected(cell.collected, gather, errors, reader)
+    read_events(cell.events, gather, errors, progress=not completed, plain_finish=reader.PLAIN_FINISH)
     files = junit_files(path)
     if not files:
         if completed:
@@ -588,8 +564,8 @@ def read_cell(path: Path, manifest: dict[str, Any], errors: list[str], features:
         # process's last test finished (its events may just be lost).
         for nodeid in last_started:
             gather.test(nodeid).started = True
-    exit_signal = (manifest.get("exit") or {}).get("signal")
-    cell_timed_out = status == CellStatus.TIMEOUT.value
+    exit_signal = manifest.exit.signal if manifest.exit else None
+    cell_timed_out = status is CellStatus.TIMEOUT
     cache: dict[tuple, TestResult] = {}
     plan, plain, tests, no_plan = gather.plan, gather.plain, gather.tests, (None, None)
     # Plain passes first, all at once (the order of a cell's tests is free: the matrix sorts

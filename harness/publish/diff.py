@@ -20,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import pairwise
 from typing import Any, Final
 
 from harness.model import Column, ColumnState, Matrix, TestResult, TestRow
 from harness.outcomes import BAD, GOOD, Outcome, Rollup
+from harness.torch_build import parse_variant, version_sort_key
 
 _NO_RESULTS: Final = frozenset({ColumnState.NO_DATA.value, ColumnState.NOT_SHIPPED.value})
 
@@ -111,11 +113,32 @@ class ColumnRef:
 
 
 @dataclass(frozen=True, slots=True)
+class ApiChange:
+    """What the device API of the newer torch added and dropped against the older one, and which of
+    the new names the suites exercise (a feature's `apis` in suites/features.toml)."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    tested: tuple[str, ...]  # of `added`
+
+    def summary(self, version: str | None) -> str:
+        """'2.15.0: 14 new device APIs, 9 tested'."""
+        head = f"{version}: " if version else ""
+        text = f"{head}{len(self.added)} new device API{'s' if len(self.added) != 1 else ''}, {len(self.tested)} tested"
+        return text + (f", {len(self.removed)} gone" if self.removed else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"added": list(self.added), "removed": list(self.removed), "tested": list(self.tested)}
+
+
+@dataclass(frozen=True, slots=True)
 class ColumnDiff:
     old: ColumnRef
     new: ColumnRef
     changes: dict[ChangeKind, list[Change]]
     features: list[FeatureChange]
+    new_features: list[str] = field(default_factory=list)  # rows new in the newer column's release
+    device_api: ApiChange | None = None  # None: a column says nothing of its device API
 
     @property
     def id(self) -> str:
@@ -144,6 +167,8 @@ class ColumnDiff:
             "state_after": self.new.state,
             "regressions": len(self.regressions),
             "features": [f.to_json() for f in self.features if f.changed],
+            "new_features": list(self.new_features),
+            "device_api": self.device_api.to_json() if self.device_api else None,
             "changes": {kind.value: [c.to_json() for c in changes] for kind, changes in self.changes.items()},
         }
 
@@ -261,7 +286,35 @@ def diff_columns(
                 newly_passing=passing,
             )
         )
-    return ColumnDiff(old=ColumnRef.of(old_column), new=ColumnRef.of(new_column), changes=changes, features=features)
+    return ColumnDiff(
+        old=ColumnRef.of(old_column),
+        new=ColumnRef.of(new_column),
+        changes=changes,
+        features=features,
+        new_features=new_in_release(new, old_column, new_column),
+        device_api=api_change(new, old_column, new_column),
+    )
+
+
+def new_in_release(matrix: Matrix, old: Column, new: Column) -> list[str]:
+    """Feature rows the newer column's release introduced (`since` is that release, and the older
+    column is of an earlier one)."""
+    release, before = new.release_series, old.release_series
+    if not release or release == before:
+        return []
+    return [f.id for f in matrix.features if f.since == release]
+
+
+def api_change(matrix: Matrix, old: Column, new: Column) -> ApiChange | None:
+    """The device API the newer torch added and dropped, and which new names the suites exercise."""
+    if not old.device_api or not new.device_api:
+        return None
+    before, after = old.device_api_names(), new.device_api_names()
+    exercised = {api for feature in matrix.features for api in feature.apis}
+    added = sorted(after - before)
+    return ApiChange(
+        added=tuple(added), removed=tuple(sorted(before - after)), tested=tuple(a for a in added if a in exercised)
+    )
 
 
 def diff_matrices(old: Matrix, new: Matrix, pairs: Sequence[tuple[str, str]] | None = None) -> DiffReport:
@@ -284,18 +337,32 @@ def diff_matrices(old: Matrix, new: Matrix, pairs: Sequence[tuple[str, str]] | N
 
 
 def release_pairs(matrix: Matrix, backend: str | None = None) -> list[tuple[str, str]]:
-    """Release over release: each column paired with the next torch build of the same backend
-    and variant (columns are ordered by build in the matrix), optionally for one backend."""
-    last: dict[tuple[str, str], Column] = {}
-    pairs: list[tuple[str, str]] = []
+    """Release over release: each column paired with the column of the previous torch version on
+    the same release line (where the tests ran: the CPU for the CPU build and every CPU-only
+    column, else the family and the device; see Column.release_line). Of several columns of that
+    previous version, the one of the same backend, else the first in the matrix's order. With
+    `backend` (a variant id or family name), only steps into that backend's columns."""
+    lines: dict[tuple[str, str], dict[tuple, list[Column]]] = {}
     for column in matrix.columns:
-        if (backend is not None and column.backend != backend) or not column.has_data:
-            continue
-        previous = last.get(column.build_key)
-        if previous is not None and previous.torch != column.torch:
-            pairs.append((previous.id, column.id))
-        last[column.build_key] = column
+        if column.has_data and column.torch:
+            # Builds of one torch version (2.13.0+cpu, 2.13.0+cu130) are one step of the line.
+            key = version_sort_key(column.torch.partition("+")[0])
+            lines.setdefault(column.release_line, {}).setdefault(key, []).append(column)
+    pairs: list[tuple[str, str]] = []
+    for versions in lines.values():
+        ordered = [versions[key] for key in sorted(versions)]
+        for older, newer in pairwise(ordered):
+            for column in newer:
+                if backend is not None and backend not in (column.backend, _family(column.backend)):
+                    continue
+                previous = next((c for c in older if c.backend == column.backend), older[0])
+                pairs.append((previous.id, column.id))
     return pairs
+
+
+def _family(backend: str) -> str:
+    variant = parse_variant(backend)
+    return variant.family if variant else backend
 
 
 def build_pairs(old: Matrix, new: Matrix) -> list[tuple[str, str]]:

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from harness.cell import write_json_atomic
+from harness import jsonio
 from harness.model import ColumnState, Matrix, Score, TestResult
 from harness.outcomes import BAD, GOOD, Outcome, Rollup, SkipClass
 
@@ -342,7 +342,8 @@ def _names(history_dir: Path) -> list[re.Match[str]]:
 
 def write_index(history_dir: Path) -> list[dict[str, str]]:
     entries = [{"file": m.group(0), "stamp": m.group(1), "run": m.group(2)} for m in _names(history_dir)]
-    write_json_atomic(history_dir / "index.json", {"schema": HISTORY_SCHEMA, "runs": entries})
+    data = jsonio.dumps_pretty({"schema": HISTORY_SCHEMA, "runs": entries}) + b"\n"
+    jsonio.write_atomic(history_dir / "index.json", lambda handle: handle.write(data))
     return entries
 
 

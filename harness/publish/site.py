@@ -112,9 +112,8 @@ def _write_page(site: Path, html: str, files: dict[str, bytes]) -> list[Path]:
     if files:
         os.replace(fresh, data)
     page = site / "index.html"
-    tmp = page.with_name(".index.html.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, page)
+    body = html.encode("utf-8")
+    jsonio.write_atomic(page, lambda handle: handle.write(body))
     return [*written, page]
 
 

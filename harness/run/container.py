@@ -8,6 +8,7 @@ HARNESS_KEEP_CONTAINER=1 asks to keep it for debugging. Every container carries 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from harness.errors import UsageError
-from harness.registry import Backend, get_backend
+from harness.registry import Backend
 from harness.run import docker_options, images
 from harness.run.docker_options import CONTAINER_CELL, CONTAINER_PLUGIN, CONTAINER_PYTHON, CONTAINER_SUITES
 from harness.run.execute import CellOutcome, LauncherFactory, RunOptions, refuse_cell, resolve_cell_id, run_cell
@@ -48,6 +49,7 @@ class ContainerSettings:
     memory: str | None = None  # hard memory limit, e.g. 16g (swap included)
     cdi: bool = False  # pass devices by CDI names instead of --gpus / device nodes
     keep: bool = False
+    local_engine: bool = True  # the engine runs on this host (its device groups can be read here)
 
 
 class ContainerProcess:
@@ -63,14 +65,14 @@ class ContainerProcess:
         if state is None:
             return None
         self.state = state
-        self.box.__exit__(None, None, None)  # gone as soon as it is done
+        self.box.remove()  # gone as soon as it is done
         return int(state.get("ExitCode", DOCKER_FAILED)) if state else DOCKER_FAILED
 
     def stop(self) -> None:
         try:
             self.state = self.box.stop()
         finally:
-            self.box.__exit__(None, None, None)
+            self.box.remove()
 
     def exit_details(self) -> dict[str, Any]:
         """How the container ended, for the manifest's `exit`."""
@@ -134,7 +136,8 @@ class ContainerLauncher:
         self.cell_id = cell_id
         self.user = user
         self.settings = settings
-        self._open: list[OCIContainer] = []  # entered and maybe not yet left (close() leaves them)
+        # Owns every container this launcher makes: close() removes what is still there.
+        self._containers = contextlib.ExitStack()
 
     def describe(self) -> dict[str, Any] | None:
         return self.image_info
@@ -150,12 +153,13 @@ class ContainerLauncher:
             user=self.user,
             cdi=self.settings.cdi,
             memory=self.settings.memory,
+            local=self.settings.local_engine,
         )
         labels = {CELL_LABEL: self.cell_id, PURPOSE_LABEL: purpose}
         box = OCIContainer(
             self.client, f"torch-compat-{self.cell_id[:60]}-{purpose}", options, labels=labels, keep=self.settings.keep
         )
-        self._open.append(box)
+        self._containers.callback(box.remove)
         return box
 
     def execute(self, argv: list[str], env: dict[str, str], timeout: float) -> Completed:
@@ -176,15 +180,14 @@ class ContainerLauncher:
     def start(self, argv: list[str], env: dict[str, str], log: IO[bytes]) -> Any:
         box = self._box(argv, env, "pytest")
         try:
-            box.__enter__()
+            box.start()
         except ContainerRefused as err:
             return _RefusedStart(box.name, explain_refusal(self.backend, str(err)), log)
         return ContainerProcess(box, log)
 
     def close(self) -> None:
         # Whatever is still here lost its chance to stop gently (a second Ctrl-C, an error): stop and remove.
-        while self._open:
-            self._open.pop().__exit__(None, None, None)
+        self._containers.close()
 
 
 # -- the entry point of `harness run --backend X` -----------------------------------------------
@@ -223,7 +226,7 @@ def resolve_image(
                     f"image {settings.image} is not here and cannot be pulled: {err}"
                 ) from None
         return settings.image, image
-    spec = settings.build or images.build_spec(backend.id)
+    spec = settings.build or images.build_spec(backend)
     result = image_build.ensure_image(
         spec, client, rebuild=settings.rebuild, progress=progress, verbose=settings.build_log
     )
@@ -241,21 +244,23 @@ def run_containerized(
     end as an infrastructure-error cell (NO DATA); only a missing Docker engine is raised directly."""
     from harness.run import docker_engine, image_build
 
-    if not opts.backend:
+    backend = opts.backend
+    if backend is None:
         raise UsageError("container mode needs a backend", hint="pass --backend, or --native for the local torch")
-    backend = get_backend(opts.backend)
     settings = settings or ContainerSettings(image=image, keep=keep_requested())
     if image and not settings.image:
         settings = dataclasses.replace(settings, image=image)
     # The cell id, decided once: it names the torch build the image installs, when a build says it.
-    planned_torch = None if settings.image else (settings.build or images.build_spec(backend.id)).exact_version
+    planned_torch = None if settings.image else (settings.build or images.build_spec(backend)).exact_version
     opts = dataclasses.replace(opts, cell_id=resolve_cell_id(opts, backend, planned_torch))
     say = progress or _stderr
     client = docker_engine.connect()
     try:
         for name in remove_stale(client, cell_id=opts.cell_id):
             say(f"removed container {name}, left by a run of this cell that was killed")
-        missing = preflight(backend, container=True, cdi=settings.cdi) if docker_engine.is_local(client) else None
+        local = docker_engine.is_local(client)
+        settings = dataclasses.replace(settings, local_engine=local)
+        missing = preflight(backend, container=True, cdi=settings.cdi) if local else None
         if missing:
             return refuse_cell(opts, backend, "container", missing)
         try:
@@ -264,9 +269,9 @@ def run_containerized(
             return refuse_cell(opts, backend, "container", f"no {backend.id} image: {err}; {'nothing ran'}")
         info = images.describe_image(image_obj, ref)
         user = docker_options.run_user(_image_uid(image_obj), rootless=docker_engine.is_rootless(client))
-        for note in docker_options.device_options(backend, cdi=settings.cdi)[1]:
+        for note in docker_options.device_options(backend, cdi=settings.cdi, local=local)[1]:
             say(f"note: {note}")
-        return run_cell(opts, _factory(client, ref, info, opts, user, settings), backend_id=backend.id)
+        return run_cell(opts, _factory(client, ref, info, opts, user, settings))
     finally:
         client.close()
 

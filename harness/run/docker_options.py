@@ -32,16 +32,27 @@ def host_gid(name: str) -> int | None:
         return None
 
 
-def device_node_gids(nodes: tuple[str, ...]) -> set[int]:
-    """The groups owning the device nodes (and, for a directory such as /dev/dri, the nodes in it):
-    whatever the host calls them, these are the groups that open the devices."""
+def device_node_gids(
+    nodes: tuple[str, ...],
+    *,
+    list_dir: Callable[[str], list[str]] = os.listdir,
+    stat_of: Callable[[str], os.stat_result] = os.stat,
+) -> set[int]:
+    """The groups owning the device nodes (and, for a directory such as /dev/dri, the nodes in it:
+    renderD*, card*), read from the nodes themselves. Whatever the host calls these groups (render is
+    gid 109 on one host, 992 on the next; some hosts have no group of that name), these are the ids
+    that open the devices. Root's group (0) is left out: it is never a group to join."""
     gids: set[int] = set()
     for node in nodes:
-        path = Path(node)
-        entries = list(path.iterdir()) if path.is_dir() else [path]
+        try:
+            entries = [os.path.join(node, name) for name in sorted(list_dir(node))]
+        except NotADirectoryError:
+            entries = [node]
+        except OSError:
+            continue  # not on this host (a remote engine's, or no driver: preflight says so)
         for entry in entries:
             try:
-                info = entry.stat()
+                info = stat_of(entry)
             except OSError:
                 continue
             if stat.S_ISCHR(info.st_mode) and info.st_gid != 0:
@@ -49,17 +60,48 @@ def device_node_gids(nodes: tuple[str, ...]) -> set[int]:
     return gids
 
 
+def device_groups(
+    backend: Backend,
+    *,
+    gid_of: Callable[[str], int | None] = host_gid,
+    node_gids: Callable[[tuple[str, ...]], set[int]] = device_node_gids,
+) -> tuple[list[int], list[str]]:
+    """The supplementary groups (numeric ids) the container's user needs to open the backend's device
+    nodes, and notes on what was left out.
+
+    Resolved on the host when the container is made, never at image build time: the image has no
+    render group, and the gid differs from host to host. The owners of the nodes themselves decide
+    (the same nodes reach the container with `--device` or a CDI spec, keeping their host gid); the
+    registry's group names (video, render) are only the fallback when no node can be read here."""
+    if not backend.group_add and not backend.devices:
+        return [], []
+    owners = node_gids(backend.devices) if backend.devices else set()
+    if owners:
+        return sorted(owners), []
+    gids: set[int] = set()
+    notes: list[str] = []
+    for name in backend.group_add:
+        gid = gid_of(name)
+        if gid is None:
+            notes.append(f"group {name!r} does not exist on this host; not added")
+        else:
+            gids.add(gid)
+    return sorted(gids), notes
+
+
 def device_options(
     backend: Backend,
     *,
     cdi: bool = False,
+    local: bool = True,
     gid_of: Callable[[str], int | None] = host_gid,
     node_gids: Callable[[tuple[str, ...]], set[int]] = device_node_gids,
 ) -> tuple[dict[str, Any], list[str]]:
-    """docker create options for the backend's devices (from the registry), and notes on what was left out."""
+    """docker create options for the backend's devices (from the registry), and notes on what was left out.
+    `local`: the engine runs on this host; on another host this host's groups and nodes say nothing
+    of the engine's, so no group is added (and a note says how to add it)."""
     from docker.types import DeviceRequest
 
-    notes: list[str] = []
     options: dict[str, Any] = {
         "security_opt": ["no-new-privileges:true", *backend.security_opt],
         "shm_size": backend.shm_size,
@@ -72,18 +114,15 @@ def device_options(
             options["device_requests"] = [gpu_request(backend.gpus)]
         if backend.devices:
             options["devices"] = [f"{node}:{node}:rwm" for node in backend.devices]
-    gids: set[int] = set()
-    for name in backend.group_add:
-        gid = gid_of(name)
-        if gid is None:
-            notes.append(f"group {name!r} does not exist on this host; not added")
-        else:
-            gids.add(gid)
-    if backend.devices and not cdi:
-        gids |= node_gids(backend.devices)  # the groups that really own the nodes, named or not
+    # With CDI too: a CDI spec passes the same host nodes, owned by the same host groups.
+    if not local:
+        wanted = backend.group_add or backend.devices
+        note = "the Docker engine is on another host: its device groups are unknown here; none added"
+        return options, [note] if wanted else []
+    gids, notes = device_groups(backend, gid_of=gid_of, node_gids=node_gids)
     if gids:
-        # numeric ids: the names are the host's, the image may not know them
-        options["group_add"] = sorted(gids)
+        # numeric ids: the names are the host's, the image knows none of them
+        options["group_add"] = gids
     return options, notes
 
 
@@ -126,11 +165,12 @@ def create_options(
     user: str,
     cdi: bool = False,
     memory: str | None = None,
+    local: bool = True,
 ) -> tuple[dict[str, Any], list[str]]:
     """Every option of one test container (its name and labels aside), and notes on devices left out."""
     from docker.types import Mount, Ulimit
 
-    devices, notes = device_options(backend, cdi=cdi)
+    devices, notes = device_options(backend, cdi=cdi, local=local)
     options: dict[str, Any] = {
         "image": image,
         "command": argv,

@@ -1,35 +1,49 @@
 """Run one cell: manifest first, probe and health gate, pytest with the cell plugin,
-then complete the manifest however the run ended (done, failed, timeout, Ctrl-C)."""
+then complete the manifest however the run ended (done, failed, timeout, Ctrl-C).
+
+The backend is resolved once (RunOptions, or the probe of the local torch) and passed on as an
+object; one ExitStack owns everything a run makes (the probe's scratch dir, the launcher and the
+containers it starts). The pieces live beside this module: run/suites.py (features, suite sha),
+run/pytest_command.py (argv, environment, workers), run/exits.py (exit codes and signals).
+"""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import dataclasses
 import os
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
-import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cell import CellDir, CellStatus, default_cell_id, new_manifest, redact_env, utc_now
-from harness.errors import (
-    InfrastructureError,
-    InterruptedRunError,
-    UsageError,
+from harness.cell import (
+    CellDir,
+    CellStatus,
+    ExitInfo,
+    ImageInfo,
+    Manifest,
+    Planned,
+    RunnerInfo,
+    building_cell,
+    default_cell_id,
+    new_manifest,
+    utc_now,
 )
+from harness.errors import InfrastructureError, InterruptedRunError
+from harness.probe import Probe
 from harness.registry import Backend, backend_for_probe, get_backend
-from harness.run.cellplugin import PLUGIN_NAME
+from harness.run.exits import Terminated, exit_info, sigterm_as_exception, status_for
 from harness.run.health import CPU_ONLY, cpu_only_reason, health_check_problem, health_problems, preflight, probe
 from harness.run.launcher import Launcher, NativeLauncher
 from harness.run.progress import ProgressReporter
+from harness.run.pytest_command import pytest_argv, resolve_workers, run_env
+from harness.run.suites import load_features, suite_sha
 
 HARD_TIMEOUT_GRACE = 60.0
 
@@ -38,7 +52,9 @@ HARD_TIMEOUT_GRACE = 60.0
 class RunOptions:
     suites_dir: Path
     results_dir: Path = Path("results")
-    backend: str | None = None  # None: the backend of the local torch build
+    # None: the backend of the local torch build. A variant id or family name is resolved to its
+    # Backend here, once, and passed on as the object.
+    backend: Backend | None = None
     cell_id: str | None = None
     python: str | None = None  # native interpreter; default: the harness's own
     workers: str = "auto"  # a number, or auto (one per device; CPU: up to 4)
@@ -55,15 +71,19 @@ class RunOptions:
     tests: tuple[str, ...] = ()  # only these node ids (relative to the suites dir); empty: all
     features_file: Path | None = None  # the features' titles and claims; default: <suites>/features.toml
 
+    def __post_init__(self) -> None:
+        if isinstance(self.backend, str):
+            object.__setattr__(self, "backend", get_backend(self.backend))
+
 
 @dataclass
 class CellOutcome:
     cell_dir: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     @property
     def status(self) -> str:
-        return str(self.manifest["status"])
+        return self.manifest.status.value if self.manifest.status else "unknown"
 
 
 # (backend, cell dir, cell id) -> the launcher that runs the cell's commands
@@ -79,7 +99,7 @@ def native_launcher(opts: RunOptions) -> LauncherFactory:
 
 def torch_label(version: str | None, backend: Backend) -> str | None:
     """The torch build as a cell id part: 2.13.0 for 2.13.0+cu130 on cu130 (the backend says the
-    rest), the local tag kept only when it is not the backend's own (2.13.0-rocm7.1 on rocm)."""
+    rest), the local tag kept only when it is not the backend's own (2.13.0-rocm7.1 on rocm7.2)."""
     if not version:
         return None
     base, _, local = version.partition("+")
@@ -91,263 +111,93 @@ def resolve_cell_id(opts: RunOptions, backend: Backend, torch: str | None = None
     return opts.cell_id or default_cell_id(backend.id, torch_label(torch, backend), variant)
 
 
-def no_torch(python: str, env_probe: dict[str, Any]) -> InfrastructureError:
+def no_torch(python: str, env_probe: Probe) -> InfrastructureError:
     """torch does not import in the interpreter that would run the suites: say so, and how to install it here."""
     from harness.run.doctor import install_advice  # reads this host's GPUs only when it must
 
-    errors = [e for e in env_probe.get("errors") or [] if e.startswith("import torch")]
+    errors = env_probe.import_errors()
     why = f" ({errors[0].split(': ', 1)[-1]})" if errors else ""
     return InfrastructureError(
         f"torch is not installed for {python}{why}; no cell was written", hint=install_advice(python)
     )
 
 
-# -- facts about the suites ----------------------------------------------------------------
-def load_features(suites_dir: Path, path: Path | None = None) -> dict[str, Any]:
-    path = path or suites_dir / "features.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        where = f"{suites_dir}: no features.toml" if path == suites_dir / "features.toml" else f"{path}: no such file"
-        raise UsageError(where, hint="is this the suites/ directory? (--features names another file)") from None
-    except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"{path}: invalid TOML: {err}") from err
-    features = data.get("features")
-    if not isinstance(features, dict):
-        raise UsageError(f"{path}: needs [features.<id>] tables")
-    return {fid: {k: v for k, v in info.items() if isinstance(v, str)} for fid, info in features.items()}
-
-
-def suite_sha(suites_dir: Path) -> str:
-    """The git commit of the suites (+dirty when they differ from it), else a content hash."""
-    try:
-        sha = subprocess.run(
-            ["git", "-C", str(suites_dir), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(suites_dir), "status", "--porcelain", "--", "."],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        return sha + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        digest = hashlib.sha256()
-        for path in sorted(suites_dir.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(str(path.relative_to(suites_dir)).encode())
-                digest.update(path.read_bytes())
-        return "content:" + digest.hexdigest()[:16]
-
-
-def runner_info() -> dict[str, Any]:
-    return {
-        "host": socket.gethostname(),
-        "os": sys.platform,
-        "cpus": os.cpu_count(),
-        "labels": [label for label in os.environ.get("RUNNER_LABELS", "").split(",") if label],
-    }
-
-
-# -- workers and environment ----------------------------------------------------------------
-def resolve_workers(workers: str, backend: Backend, env_probe: dict[str, Any] | None) -> int:
-    if workers != "auto":
-        try:
-            count = int(workers)
-        except ValueError:
-            raise UsageError(f"--workers must be a number or 'auto', not {workers!r}") from None
-        if count < 1:
-            raise UsageError("--workers must be at least 1")
-        return count
-    if backend.needs_device:
-        return max(1, int(((env_probe or {}).get("accelerator") or {}).get("count") or 1))
-    return max(1, min(os.cpu_count() or 1, 4))
-
-
-def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...], tests: tuple[str, ...] = ()) -> list[str]:
-    cell = launcher.cell_path
-    # `tests` are node ids as the matrix shows them (relative to the suites dir).
-    targets = [f"{launcher.suites_path}/{t.lstrip('/')}" for t in tests] or [launcher.suites_path]
-    # Always through xdist (even with one worker): a crashing test then costs one test.
-    return [
-        launcher.python,
-        "-m",
-        "pytest",
-        *targets,
-        "-p",
-        PLUGIN_NAME,
-        "-p",
-        "no:cacheprovider",
-        # pytest-timeout would race the suites' own SIGALRM timeout; the plugin's watchdog backs both.
-        "-p",
-        "no:timeout",
-        f"--junitxml={cell}/junit.xml",
-        "-o",
-        "junit_family=xunit1",
-        "-n",
-        str(workers),
-        "-rfEs",
-        "--tb=short",
-        *extra,
-    ]
-
-
-def run_env(
-    launcher: Launcher, backend: Backend, opts: RunOptions, workers: int, env_probe: dict[str, Any] | None
-) -> dict[str, str]:
-    base = redact_env(dict(os.environ)) if launcher.mode == "native" else {}
-    env = {
-        **base,
-        "COMPAT_CELL_DIR": launcher.cell_path,
-        "COMPAT_BACKEND": backend.id,
-        "COMPAT_TEST_TIMEOUT": str(int(opts.test_timeout)),
-        "COMPAT_HARD_TIMEOUT": f"{opts.test_timeout + opts.hard_timeout_grace:g}",
-        "PYTHONPATH": os.pathsep.join(p for p in (launcher.plugin_path, base.get("PYTHONPATH")) if p),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        **redact_env(opts.env),
-    }
-    count = int(((env_probe or {}).get("accelerator") or {}).get("count") or 0)
-    if backend.visible_devices_env and count > 1 and workers > 1:
-        env["COMPAT_PIN_VAR"] = backend.visible_devices_env
-        env["COMPAT_PIN_DEVICES"] = ",".join(str(i) for i in range(count))
-    return env
+def runner_info() -> RunnerInfo:
+    labels = tuple(label for label in os.environ.get("RUNNER_LABELS", "").split(",") if label)
+    return RunnerInfo(host=socket.gethostname(), os=sys.platform, cpus=os.cpu_count(), labels=labels)
 
 
 # -- the run ---------------------------------------------------------------------------------
-class _Terminated(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _sigterm_as_exception() -> Iterator[None]:
-    """SIGTERM (CI cancel, docker stop) ends the run the way Ctrl-C does."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise _Terminated()
-
+def _probe_natively(opts: RunOptions, make_launcher: LauncherFactory, stack: contextlib.ExitStack) -> Probe:
+    """Natively the probe is cheap: it runs first, so the cell id can name the torch build, and a
+    build whose device is missing can be run on the CPU (or refused) before any cell exists."""
+    scratch = Path(tempfile.mkdtemp(prefix="compat-probe-"))
+    stack.callback(shutil.rmtree, scratch, ignore_errors=True)
+    backend = opts.backend or get_backend("cpu")
+    launcher = make_launcher(backend, scratch, "probe")
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
+        found, problem = probe(launcher, dict(os.environ), backend)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        launcher.close()
+    if found is None:
+        if opts.backend is None:
+            raise InfrastructureError(problem or "probe failed", hint=f"is torch installed for {launcher.python}?")
+        return Probe()  # the health gate says what is wrong, in the cell
+    if not found.has_torch:
+        raise no_torch(launcher.python, found)
+    return found
 
 
-def _signal_name(code: int | None) -> str | None:
-    if code is None or code >= 0:
-        return None
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
-def _exit_info(code: int | None) -> dict[str, Any]:
-    meaning = {
-        0: "all tests passed",
-        1: "some tests failed",
-        2: "interrupted",
-        3: "internal error",
-        4: "usage error",
-        5: "no tests collected",
-        124: "timeout",
-        137: "killed (SIGKILL, e.g. out of memory)",
-        139: "segmentation fault",
-    }
-    sig = _signal_name(code)
-    if code is not None and code > 128 and sig is None:
-        with contextlib.suppress(ValueError):
-            sig = signal.Signals(code - 128).name
-    return {
-        "code": code,
-        "signal": sig,
-        "meaning": meaning.get(code, sig or "unknown") if code is not None else "not finished",
-    }
-
-
-def _process_details(process: Any) -> dict[str, Any]:
-    """What the launcher knows about how its process ended (a container's name, exit code, OOM kill)."""
-    details = getattr(process, "exit_details", None)
-    return details() if callable(details) else {}
-
-
-def _status_for(code: int | None) -> CellStatus:
-    if code in (0, 1, 5):
-        return CellStatus.COMPLETED
-    if code is not None and (code < 0 or code > 128 or code == 124):
-        return CellStatus.CRASHED
-    return CellStatus.INFRA_ERROR
-
-
-def run_cell(
-    opts: RunOptions, make_launcher: LauncherFactory | None = None, backend_id: str | None = None
-) -> CellOutcome:
+def run_cell(opts: RunOptions, make_launcher: LauncherFactory | None = None) -> CellOutcome:
     """Run the suites once into a new cell dir and return how it ended (natively unless a
     launcher factory is given: container mode passes its own)."""
     native = make_launcher is None
     make_launcher = make_launcher or native_launcher(opts)
-    chosen = backend_id or opts.backend
-    env_probe: dict[str, Any] | None = None
-    if native:
-        # Natively the probe is cheap: it runs first, so the cell id can name the torch build, and a
-        # build whose device is missing can be run on the CPU (or refused) before any cell exists.
-        scratch = Path(tempfile.mkdtemp(prefix="compat-probe-"))
-        try:
-            launcher = make_launcher(get_backend(chosen or "cpu"), scratch, "probe")
-            env_probe, problem = probe(launcher, dict(os.environ), get_backend(chosen or "cpu"))
-            launcher.close()
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        if env_probe is None and chosen is None:
-            raise InfrastructureError(problem or "probe failed", hint=f"is torch installed for {launcher.python}?")
-        if env_probe is not None and not (env_probe.get("torch") or {}).get("version"):
-            raise no_torch(launcher.python, env_probe)
-    if chosen is None and env_probe is not None:
-        # Native default: the backend is whatever the local torch build is. Builds are recognised
-        # from their local tag or torch.version, so every torch gets a column named after its build.
-        found = backend_for_probe(env_probe)
-        if found is None:
-            version = (env_probe.get("torch") or {}).get("version")
-            raise InfrastructureError(
-                f"the local torch {version} names no build (no local tag, no CUDA/HIP/XPU runtime)",
-                hint="pass --backend explicitly",
+    with contextlib.ExitStack() as stack:
+        env_probe = _probe_natively(opts, make_launcher, stack) if native else None
+        backend = opts.backend
+        if backend is None and env_probe is not None:
+            # Native default: the backend is whatever the local torch build is. Builds are recognised
+            # from their local tag or torch.version, so every torch gets a column named after its build.
+            backend = backend_for_probe(env_probe)
+            if backend is None:
+                raise InfrastructureError(
+                    f"the local torch {env_probe.torch_version} names no build (no local tag, no runtime)",
+                    hint="pass --backend explicitly",
+                )
+        backend = backend or get_backend("cpu")
+        variant_reason = None
+        if env_probe is not None and env_probe.has_torch:
+            variant_reason = cpu_only_reason(
+                backend, env_probe, native=native, asked=opts.cpu_only, explicit_backend=opts.backend is not None
             )
-        chosen = found.id
-    backend = get_backend(chosen or "cpu")
-    variant_reason = None
-    if env_probe is not None:
-        variant_reason = cpu_only_reason(
-            backend, env_probe, native=native, asked=opts.cpu_only, explicit_backend=opts.backend is not None
+        torch = env_probe.torch_version if env_probe else None
+        cell, manifest = _new_cell(
+            opts,
+            backend,
+            "native" if native else "container",
+            torch=torch,
+            variant=CPU_ONLY if variant_reason else None,
+            variant_reason=variant_reason,
         )
-    torch = ((env_probe or {}).get("torch") or {}).get("version")
-    cell, manifest = _new_cell(
-        opts, backend, "native" if native else "container", torch, CPU_ONLY if variant_reason else None
-    )
-    if variant_reason:
-        manifest.update(variant=CPU_ONLY, variant_reason=variant_reason)
-        cell.write_manifest(manifest)
-    launcher = make_launcher(backend, cell.path, manifest["cell_id"])
-    try:
-        with _sigterm_as_exception():
+        launcher = make_launcher(backend, cell.path, manifest.cell_id)
+        stack.callback(launcher.close)
+        with sigterm_as_exception():
             return _run(opts, backend, cell, launcher, manifest, env_probe)
-    finally:
-        launcher.close()
 
 
 def _new_cell(
-    opts: RunOptions, backend: Backend, mode: str, torch: str | None = None, variant: str | None = None
-) -> tuple[CellDir, dict[str, Any]]:
-    """A new cell dir with its manifest written (before anything runs)."""
+    opts: RunOptions,
+    backend: Backend,
+    mode: str,
+    *,
+    torch: str | None = None,
+    variant: str | None = None,
+    variant_reason: str | None = None,
+) -> tuple[CellDir, Manifest]:
+    """A new cell dir with its manifest written (before anything runs), put in place atomically."""
     features = load_features(opts.suites_dir, opts.features_file)
     cell_id = resolve_cell_id(opts, backend, torch, variant)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    cell = CellDir(opts.results_dir / f"{cell_id}-{stamp}")
-    cell.path.mkdir(parents=True, exist_ok=False)
     manifest = new_manifest(
         cell_id=cell_id,
         backend=backend.id,
@@ -355,15 +205,18 @@ def _new_cell(
         suite_sha=suite_sha(opts.suites_dir),
         runner=runner_info(),
         features=features,
-        planned={
-            "workers": opts.workers,
-            "test_timeout": opts.test_timeout,
-            "cell_timeout": opts.cell_timeout,
-            "pytest_args": list(opts.pytest_args),
-            "tests": list(opts.tests),
-        },
+        planned=Planned(
+            workers=opts.workers,
+            test_timeout=opts.test_timeout,
+            cell_timeout=opts.cell_timeout,
+            pytest_args=opts.pytest_args,
+            tests=opts.tests,
+        ),
     )
-    cell.write_manifest(manifest)
+    if variant:
+        manifest = dataclasses.replace(manifest, variant=variant, variant_reason=variant_reason)
+    with building_cell(opts.results_dir, cell_id) as cell:
+        cell.write_manifest(manifest)
     return cell, manifest
 
 
@@ -375,10 +228,32 @@ def refuse_cell(opts: RunOptions, backend: Backend, mode: str, reason: str) -> C
     return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=reason)
 
 
-def _finish(cell: CellDir, manifest: dict[str, Any], status: CellStatus, **fields: Any) -> CellOutcome:
-    manifest.update(fields, status=status.value, finished_at=utc_now())
+def _finish(cell: CellDir, manifest: Manifest, status: CellStatus, **fields: Any) -> CellOutcome:
+    manifest = dataclasses.replace(manifest, status=status, finished_at=utc_now(), **fields)
     cell.write_manifest(manifest)
     return CellOutcome(cell.path, manifest)
+
+
+def _update(cell: CellDir, manifest: Manifest, **fields: Any) -> Manifest:
+    manifest = dataclasses.replace(manifest, **fields)
+    cell.write_manifest(manifest)
+    return manifest
+
+
+def _gate(
+    backend: Backend, launcher: Launcher, manifest: Manifest, env_probe: Probe, base_env: dict[str, str]
+) -> list[str]:
+    """Why this runner cannot produce the cell (empty: healthy). Natively the probe is cheap, so it
+    runs even when a device is missing: both facts are told."""
+    cpu_only = manifest.variant == CPU_ONLY
+    host = preflight(backend, container=False) if launcher.mode == "native" and not cpu_only else None
+    problems = health_problems(
+        backend, env_probe, container=launcher.mode != "native", host_problem=host, cpu_only=cpu_only
+    )
+    if not problems and not cpu_only:
+        check = health_check_problem(launcher, backend, base_env)
+        problems += [check] if check else []
+    return problems
 
 
 def _run(
@@ -386,74 +261,62 @@ def _run(
     backend: Backend,
     cell: CellDir,
     launcher: Launcher,
-    manifest: dict[str, Any],
-    env_probe: dict[str, Any] | None,
+    manifest: Manifest,
+    env_probe: Probe | None,
 ) -> CellOutcome:
-    manifest["image"] = launcher.describe()
-    cell.write_manifest(manifest)
-    log = cell.output_log.open("ab")
-    try:
-        base_env = run_env(launcher, backend, opts, 1, None)
+    image = launcher.describe()
+    manifest = _update(cell, manifest, image=ImageInfo.from_json(image) if image else None)
+    with cell.output_log.open("ab") as log:
+        settings = {"test_timeout": opts.test_timeout, "hard_timeout_grace": opts.hard_timeout_grace}
+        base_env = run_env(launcher, backend, extra_env=opts.env, workers=1, env_probe=None, **settings)
         fresh, problem = probe(launcher, base_env, backend)
         env_probe = fresh or env_probe
-        manifest["environment"] = env_probe
+        manifest = _update(cell, manifest, environment=env_probe)
         if fresh is None:
             log.write(f"health gate: {problem}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=problem)
-        # Natively the probe is cheap, so it runs even when a device is missing: both facts are told.
-        cpu_only = manifest.get("variant") == CPU_ONLY
-        host = preflight(backend, container=False) if launcher.mode == "native" and not cpu_only else None
-        problems = health_problems(
-            backend, fresh, container=launcher.mode != "native", host_problem=host, cpu_only=cpu_only
-        )
-        if not problems and not cpu_only:
-            check = health_check_problem(launcher, backend, base_env)
-            problems += [check] if check else []
+        problems = _gate(backend, launcher, manifest, fresh, base_env)
         if problems:
             message = "; ".join(problems)
             log.write(f"health gate: {message}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=message)
         workers = resolve_workers(opts.workers, backend, fresh)
-        env = run_env(launcher, backend, opts, workers, fresh)
+        env = run_env(launcher, backend, extra_env=opts.env, workers=workers, env_probe=fresh, **settings)
         argv = pytest_argv(launcher, workers, opts.pytest_args, opts.tests)
-        manifest["planned"]["workers"] = workers
-        manifest["planned"]["command"] = argv
-        cell.write_manifest(manifest)
+        planned = dataclasses.replace(manifest.planned or Planned(), workers=workers, command=tuple(argv))
+        manifest = _update(cell, manifest, planned=planned)
         log.write(("$ " + " ".join(argv) + "\n").encode())
         log.flush()
-        process = launcher.start(argv, env, log)
-        reporter = ProgressReporter(cell.events, cell.collected, enabled=opts.progress)
-        deadline = time.monotonic() + opts.cell_timeout
-        try:
-            code: int | None = None
-            while code is None:
-                code = process.wait(timeout=1.0)
-                reporter.poll()
-                if code is None and time.monotonic() > deadline:
-                    process.stop()
-                    reporter.done()
-                    return _finish(
-                        cell,
-                        manifest,
-                        CellStatus.TIMEOUT,
-                        exit={**_exit_info(None), **_process_details(process)},
-                        error=f"the cell ran past its {opts.cell_timeout:.0f} s limit and was stopped",
-                    )
-            reporter.done()
-        except (KeyboardInterrupt, _Terminated) as stop:
-            process.stop()
-            why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "SIGTERM"
-            _finish(
-                cell,
-                manifest,
-                CellStatus.INTERRUPTED,
-                exit={**_exit_info(None), **_process_details(process)},
-                error=f"stopped by {why}; partial results kept",
-            )
-            raise InterruptedRunError(f"run stopped by {why}; partial results in {cell.path}") from None
-        status = _status_for(code)
-        info = {**_exit_info(code), **_process_details(process)}
-        error = None if status is CellStatus.COMPLETED else f"pytest ended with {info['meaning']} (exit {code})"
-        return _finish(cell, manifest, status, exit=info, error=error)
-    finally:
-        log.close()
+        return _watch(opts, cell, manifest, launcher.start(argv, env, log))
+
+
+def _watch(opts: RunOptions, cell: CellDir, manifest: Manifest, process: Any) -> CellOutcome:
+    """Wait for pytest, with the progress lines and the cell's deadline; Ctrl-C and SIGTERM stop it."""
+    reporter = ProgressReporter(cell.events, cell.collected, enabled=opts.progress)
+    deadline = time.monotonic() + opts.cell_timeout
+    try:
+        code: int | None = None
+        while code is None:
+            code = process.wait(timeout=1.0)
+            reporter.poll()
+            if code is None and time.monotonic() > deadline:
+                process.stop()
+                reporter.done()
+                return _finish(
+                    cell,
+                    manifest,
+                    CellStatus.TIMEOUT,
+                    exit=exit_info(None, process),
+                    error=f"the cell ran past its {opts.cell_timeout:.0f} s limit and was stopped",
+                )
+        reporter.done()
+    except (KeyboardInterrupt, Terminated) as stop:
+        process.stop()
+        why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "SIGTERM"
+        error = f"stopped by {why}; partial results kept"
+        _finish(cell, manifest, CellStatus.INTERRUPTED, exit=exit_info(None, process), error=error)
+        raise InterruptedRunError(f"run stopped by {why}; partial results in {cell.path}") from None
+    status = status_for(code)
+    info: ExitInfo = exit_info(code, process)
+    error = None if status is CellStatus.COMPLETED else f"pytest ended with {info.meaning} (exit {code})"
+    return _finish(cell, manifest, status, exit=info, error=error)

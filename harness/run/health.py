@@ -13,11 +13,12 @@ import json
 import os
 import re
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
+from harness.probe import Probe
 from harness.registry import Backend
 from harness.run.launcher import Launcher
-from harness.torch_build import TorchFacts, mismatches
+from harness.torch_build import mismatches
 
 PROBE_SCRIPT: Final = "_support/probe.py"
 PROBE_TIMEOUT: Final = 180.0
@@ -134,7 +135,7 @@ def explain_refusal(backend: Backend, reason: str) -> str:
 
 
 # -- 3. the probe and the health gate --------------------------------------------------------------
-def probe(launcher: Launcher, env: dict[str, str], backend: Backend) -> tuple[dict[str, Any] | None, str | None]:
+def probe(launcher: Launcher, env: dict[str, str], backend: Backend) -> tuple[Probe | None, str | None]:
     """The suites' probe of the torch that would run: its JSON object, or (None, why)."""
     argv = [launcher.python, f"{launcher.suites_path}/{PROBE_SCRIPT}"]
     done = launcher.execute(argv, env, PROBE_TIMEOUT)
@@ -151,14 +152,14 @@ def probe(launcher: Launcher, env: dict[str, str], backend: Backend) -> tuple[di
         data = None
     if not isinstance(data, dict):
         return None, f"probe printed no JSON object: {text[-200:]!r}"
-    return data, None
+    return Probe.from_json(data), None
 
 
 CPU_ONLY: Final = "cpu-only"
 
 
 def cpu_only_reason(
-    backend: Backend, env_probe: dict[str, Any], *, native: bool, asked: bool | None, explicit_backend: bool
+    backend: Backend, env_probe: Probe, *, native: bool, asked: bool | None, explicit_backend: bool
 ) -> str | None:
     """Why this cell runs its suites on the CPU although its build targets a device (None: it does not).
 
@@ -169,16 +170,16 @@ def cpu_only_reason(
     `--backend` keeps its health gate, and a container never runs without its device."""
     if not native or not backend.needs_device or asked is False or (explicit_backend and not asked):
         return None
-    if (env_probe.get("accelerator") or {}).get("available"):
+    if env_probe.accelerator_available:
         return None
-    if mismatches(TorchFacts.from_probe(env_probe), backend.expected()):
+    if mismatches(env_probe.facts, backend.expected()):
         return None  # not this backend's build at all: the gate says so
     return f"no {backend.display_name} device on this host; the suites ran on the CPU"
 
 
 def health_problems(
     backend: Backend,
-    env_probe: dict[str, Any],
+    env_probe: Probe,
     *,
     container: bool = False,
     host_problem: str | None = None,
@@ -187,17 +188,15 @@ def health_problems(
     """Why this runner cannot produce a `backend` cell (empty list: healthy). `host_problem` is what
     preflight found missing on the host of a native run; it says more than "no device visible".
     A `cpu_only` cell needs the backend's build, not its device."""
-    facts = TorchFacts.from_probe(env_probe)
-    problems = mismatches(facts, backend.expected())
+    problems = mismatches(env_probe.facts, backend.expected())
     if problems:
         problems[-1] += f" (install torch from {backend.wheel_index})"
     if cpu_only:
         return problems
     if host_problem:
         return [*problems, host_problem]
-    accel = env_probe.get("accelerator") or {}
-    if backend.accelerator and not accel.get("available") and not problems:
-        errors = [e for e in env_probe.get("errors") or [] if "accelerator" in e or "devices" in e]
+    if backend.accelerator and not env_probe.accelerator_available and not problems:
+        errors = env_probe.accelerator_errors()
         seen_by = "torch in the container" if container else "torch on this host"
         why = f" ({errors[0]})" if errors else ""
         problems.append(no_device(backend, f"no {backend.display_name} device is visible to {seen_by}{why}"))

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Mapping
@@ -177,7 +178,7 @@ def _ca_bundle(path: str | Path | None) -> Path | None:
 
 
 def build_spec(
-    backend_id: str,
+    backend_id: str | Backend,
     *,
     base_image: str | None = None,
     python: str | None = None,
@@ -191,8 +192,9 @@ def build_spec(
 ) -> BuildSpec:
     """The spec for a backend: explicit values, else HARNESS_* environment variables, else the registry."""
     env = os.environ if env is None else env
-    backend = get_backend(backend_id)
-    torch = torch or env.get(ENV_TORCH)
+    backend = backend_id if isinstance(backend_id, Backend) else get_backend(backend_id)
+    folder = _wheelhouse(wheelhouse or env.get(ENV_WHEELHOUSE))
+    torch = torch or env.get(ENV_TORCH) or (wheelhouse_torch(folder) if folder else None)
     if torch:
         _refuse_unshipped(backend, torch)
     else:
@@ -206,10 +208,18 @@ def build_spec(
         torch=torch,
         index_url=_no_credentials(index, "torch index"),
         package_index_url=_no_credentials(package_index, "package index") if package_index else "",
-        wheelhouse=_wheelhouse(wheelhouse or env.get(ENV_WHEELHOUSE)),
+        wheelhouse=folder,
         ca_bundle=_ca_bundle(ca_bundle or env.get(ENV_CA_BUNDLE)),
         network=network or env.get(ENV_BUILD_NETWORK) or None,
     )
+
+
+def wheelhouse_torch(folder: Path) -> str | None:
+    """The torch a wheelhouse holds (`2.13.0` of torch-2.13.0-cp311-...whl), when it holds one
+    version: without --torch, a wheelhouse build installs what it was made with, not the registry's
+    default (which it cannot hold unless it was made for it)."""
+    versions = {w.name.split("-")[1].partition("+")[0] for w in folder.glob("torch-*.whl")}
+    return versions.pop() if len(versions) == 1 else None
 
 
 def _refuse_unshipped(backend: Backend, torch: str) -> None:
@@ -298,8 +308,20 @@ def common_buildargs(spec: BuildSpec) -> dict[str, str]:
         "EXPECT_BUILD": backend.build,
         "EXPECT_RUNTIME": backend.runtime_version,
         "EXPECT_VERSION": version,
+        "EXPECT_TOOLS": " ".join(image_tools(backend)),
         "TORCH_VERSION": f"{version}+{backend.local_tag}" if version and backend.local_tag else version,
     }
+
+
+def image_tools(backend: Backend) -> tuple[str, ...]:
+    """The programs the shared recipe's image itself must have on PATH, checked when it is verified:
+    the health check's program, unless the host injects it at run time (CUDA: the NVIDIA Container
+    Toolkit brings nvidia-smi) or the variant's layer installs it afterwards (rocm7.2's rocminfo from
+    AMD's apt repository, xpu's sycl-ls). For rocm7.14 that is rocminfo from the rocm-sdk-core wheel,
+    in /opt/venv/bin: an image without it would only fail on the GPU host, at the health gate."""
+    if backend.build == "cuda" or backend.layer or not backend.health_check:
+        return ()
+    return (backend.health_check[0],)
 
 
 def layer_buildargs(spec: BuildSpec, common_tag: str) -> dict[str, str]:
@@ -351,6 +373,89 @@ def plan_build(spec: BuildSpec) -> BuildPlan:
     if layer:
         steps.append(BuildStep(layer, tag, layer_buildargs(spec, common_tag)))
     return BuildPlan(spec, files, generated, tuple(steps), digest)
+
+
+# -- the plan, rendered (harness build --dry-run): what would be built, from what, with no engine --
+CONTEXT_DIR: Final = "<context>"  # the temp dir assemble_context() would fill
+
+
+def _docker_build(step: BuildStep, network: str | None, *, target: str | None = None) -> str:
+    argv = ["docker", "build", *(["--network", network] if network else []), "-f", step.dockerfile]
+    argv += ["--target", target] if target else ["-t", step.tag]
+    argv += [item for name, value in sorted(step.buildargs.items()) for item in ("--build-arg", f"{name}={value}")]
+    return shlex.join([*argv, CONTEXT_DIR])
+
+
+def plan_commands(plan: BuildPlan) -> list[str]:
+    """The plan as the commands harness/image_build.py runs through the SDK (docker CLI spelling)."""
+    spec = plan.spec
+    commands: list[str] = []
+    for index, step in enumerate(plan.steps):
+        if index == 0 and spec.wheelhouse:
+            install = [
+                "docker", "run", "--name", "<install>", "--network", "none", "--user", "0:0",
+                "-v", f"{spec.wheelhouse}:/mnt:ro", "<system stage>", "bash", f"/opt/torch-compat/{INSTALL_SCRIPT}",
+                spec.python, spec.requirement, " ".join(TEST_PACKAGES), "wheelhouse", "/mnt",
+            ]  # fmt: skip
+            commands += [
+                _docker_build(step, spec.network, target="system"),
+                shlex.join(install),
+                shlex.join(["docker", "commit", "<install>", plan.venv_tag]),
+            ]
+        commands.append(_docker_build(step, spec.network))
+    if spec.wheelhouse:
+        commands.append(shlex.join(["docker", "rmi", plan.venv_tag]))
+    return commands
+
+
+def plan_facts(plan: BuildPlan) -> dict[str, Any]:
+    """What `harness build --dry-run --json` prints: the image, its inputs and the steps, nothing built."""
+    spec, backend = plan.spec, plan.spec.backend
+    return {
+        "tag": plan.tag,
+        "backend": backend.id,
+        "base_image": spec.base_image,
+        "torch": spec.requirement,
+        "torch_source": torch_source(spec),
+        "runtime_source": backend.runtime_source,
+        "dockerfiles": [step.dockerfile for step in plan.steps],
+        "health_check": list(backend.health_check),
+        "expect_tools": list(image_tools(backend)),
+        "commands": plan_commands(plan),
+        "inputs": {
+            "hash": plan.inputs_hash,
+            "procedure": BUILD_PROCEDURE,
+            "files": {name: _file_digest(path)[:16] for name, path in sorted(plan.files.items())},
+            "generated": {name: hashlib.sha256(data).hexdigest()[:16] for name, data in sorted(plan.generated.items())},
+            "build_args": [
+                {k: v for k, v in sorted(step.buildargs.items()) if k not in LABEL_ONLY_ARGS} for step in plan.steps
+            ],
+            "registry_entry": backend.id,
+        },
+    }
+
+
+def render_plan(plan: BuildPlan) -> list[str]:
+    """The plan as text lines: the image, what it is made of, what the tag hashes, the steps."""
+    facts = plan_facts(plan)
+    inputs = facts["inputs"]
+    tools = ", ".join(facts["expect_tools"]) or "none (the host or a layer brings the health check's)"
+    lines = [
+        f"image {plan.tag} (nothing built: --dry-run)",
+        f"  base image     {facts['base_image']}",
+        f"  torch          {facts['torch']} from {facts['torch_source']}",
+        f"  dockerfiles    {', '.join(facts['dockerfiles'])}",
+        f"  runtime from   {facts['runtime_source'] or 'n/a'}",
+        f"  health check   {shlex.join(facts['health_check'])}; checked on PATH at build time: {tools}",
+        f"  tag = sha256[:12] of procedure {inputs['procedure']}, the files, the build arguments of each step "
+        f"(labels aside) and the registry entry of {plan.spec.backend.id}:",
+    ]
+    lines += [f"    file {name} sha256:{digest}" for name, digest in {**inputs["files"], **inputs["generated"]}.items()]
+    for index, args in enumerate(inputs["build_args"], start=1):
+        lines.append(f"    step {index} args " + " ".join(f"{k}={v}" for k, v in args.items()))
+    lines.append("  steps:")
+    lines += [f"    {number}. {command}" for number, command in enumerate(facts["commands"], start=1)]
+    return lines
 
 
 def source_labels() -> dict[str, str]:

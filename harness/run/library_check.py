@@ -42,8 +42,10 @@ from pathlib import Path
 
 SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")
 CHILD_TIMEOUT = 600.0  # seconds for one child to load what is left (a loader that hangs is a failure too)
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_EXTRA = re.compile(r"\bextra\s*==")
+# A requirement's name and the extras it asks for: `rocm[libraries,device-all]==7.14` (PEP 508).
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
+# The extras a requirement's marker names (`; extra == "libraries"`, either quote, either side).
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]|['"]([^'"]+)['"]\s*==\s*extra\b""")
 
 
 @dataclass(frozen=True)
@@ -72,26 +74,45 @@ def _key(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _requirement(text: str) -> tuple[str, set[str], set[str]] | None:
+    """A Requires-Dist line as (name, extras it asks of that distribution, extras its marker names):
+    `rocm[libraries,device-all]==7.14` -> (rocm, {libraries, device-all}, set());
+    `rocm-sdk-libraries==7.14; extra == "libraries"` -> (rocm-sdk-libraries, set(), {libraries})."""
+    match = _REQUIREMENT.match(text)
+    if not match:
+        return None
+    asked = {_key(extra) for extra in (match.group(2) or "").split(",") if extra.strip()}
+    return match.group(1), asked, {_key(left or right) for left, right in _EXTRA_MARKER.findall(text)}
+
+
 def dependency_closure(root: str = "torch") -> list[metadata.Distribution]:
-    """The installed distribution `root` and every installed distribution it requires, recursively
-    (extras left out: an extra is not what the wheel needs)."""
+    """The installed distribution `root` and every installed distribution it requires, recursively,
+    with the extras each requirement asks for: torch's ROCm 7.14 build requires
+    `rocm[libraries,device-all]`, and only those extras of the `rocm` meta package pull in the
+    runtime wheels (`rocm-sdk-libraries`, `rocm-sdk-device-*`) whose `_rocm_sdk_*` packages hold
+    the libraries. An extra nobody asked for is not what the wheel needs and is left out."""
     found: dict[str, metadata.Distribution] = {}
-    todo = [root]
+    extras: dict[str, set[str]] = {}  # the extras asked of each distribution so far
+    todo: list[tuple[str, set[str]]] = [(root, set())]
     while todo:
-        name = todo.pop()
-        if _key(name) in found:
+        name, asked = todo.pop()
+        key = _key(name)
+        if key in found and asked <= extras[key]:
             continue
         try:
-            dist = metadata.distribution(name)
+            dist = found.get(key) or metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
-        found[_key(name)] = dist
-        for requirement in dist.requires or []:
-            if _EXTRA.search(requirement):
+        found[key] = dist
+        extras[key] = extras.get(key, set()) | asked
+        for text in dist.requires or []:
+            requirement = _requirement(text)
+            if requirement is None:
                 continue
-            match = _REQUIREMENT_NAME.match(requirement)
-            if match:
-                todo.append(match.group(1))
+            wanted, wanted_extras, marker_extras = requirement
+            if marker_extras and not marker_extras & extras[key]:
+                continue
+            todo.append((wanted, wanted_extras))
     return sorted(found.values(), key=lambda d: _key(d.metadata["Name"]))
 
 

@@ -123,6 +123,16 @@ class OCIContainer:
 
     # -- entering and leaving -----------------------------------------------------------------
     def __enter__(self) -> OCIContainer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
+
+    def start(self) -> OCIContainer:
+        """Create and start the container (ContainerRefused when the engine will not); on any
+        failure what was made is removed."""
         import docker.errors
 
         try:
@@ -139,10 +149,10 @@ class OCIContainer:
             raise
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._left:  # leaving twice (done, then a launcher's close) is leaving once
+    def remove(self) -> None:
+        """Stop it if it still runs and remove it (unless kept for debugging). Idempotent: leaving
+        twice (done, then the run's ExitStack) is leaving once."""
+        if self._left:
             return
         self._left = True
         try:

@@ -31,6 +31,7 @@ class ProgressReporter:
         self.last_print = 0.0
         self.last_decile = -1
         self.current = ""
+        self._reported: set[object] = set()  # tests with a report of their own (their finish is no pass)
 
     def _planned(self) -> int | None:
         if self.planned is None and self.collected.exists():
@@ -56,9 +57,17 @@ class ProgressReporter:
                 continue
             if event.get("event") == "start":
                 self.current = event.get("nodeid", "")
-            elif event.get("event") in ("finish", "pass"):
+            elif event.get("event") == "pass":
+                # A test that only passed is one `pass` line (cell format 2): no report comes for it.
                 self.finished += 1
+                self.counts["passed"] += 1
+            elif event.get("event") == "finish":
+                self.finished += 1
+                passed = event.get("passed")
+                if isinstance(passed, dict) and "call" in passed and event.get("nodeid") not in self._reported:
+                    self.counts["passed"] += 1  # its call passed and no report said otherwise
             elif event.get("event") == "report":
+                self._reported.add(event.get("nodeid"))
                 outcome = event.get("outcome")
                 if event.get("when") == "call" or (outcome in ("failed", "skipped") and event.get("when") == "setup"):
                     self.counts["xfailed" if event.get("wasxfail") and outcome == "skipped" else outcome] += 1

@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", required=True)
     parser.add_argument("--runtime", default="")
     parser.add_argument("--version", default="", help="exact torch version asked for (empty: any)")
+    parser.add_argument("--tools", default="", help="programs that must be on PATH (space-separated)")
     parser.add_argument("--host-libraries", help="JSON {soname glob: reason} of libraries the GPU host provides")
     parser.add_argument("--no-libraries", action="store_true", help="skip loading every bundled library")
     parser.add_argument("--write", help="also write the facts as JSON to this file")
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(why)
     if facts is not None:
         problems += torch_build.mismatches(facts, expected)
+    problems += missing_tools(args.tools.split())
     if not (shutil.which("g++") or shutil.which("c++")):
         problems.append("no C++ compiler (g++) in the image; torch.compile (Inductor) needs one")
     headers = os.path.join(sysconfig.get_paths()["include"], "Python.h")
@@ -110,6 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     libraries = "" if args.no_libraries else f"; {_summary(report)}"
     print(f"image verified: torch {facts.version} is the {args.backend} build{libraries}")
     return 0
+
+
+def missing_tools(tools: list[str]) -> list[str]:
+    """The programs the image must bring (its health check's) that are not on PATH."""
+    path = os.environ.get("PATH", "")
+    return [
+        f"{tool} is not on the image's PATH ({path}); the health check runs it on the GPU host"
+        for tool in tools
+        if not shutil.which(tool)
+    ]
 
 
 def _summary(report: library_check.Report) -> str:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,7 +38,17 @@ KNOWN_BASES: Final = (
 )
 EXTRA_PACKAGES: Final = ()  # beyond torch and images.TEST_PACKAGES (numpy is one of those)
 # pip settings that decide where packages come from: this command decides that itself.
-_SOURCE_SETTINGS: Final = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_CONFIG_FILE")
+# (A constraint decides what may be downloaded too: a machine whose pip caps torch at 2.14.1 must
+# still be able to make a 2.15.0 wheelhouse, since --torch pins it.)
+_SOURCE_SETTINGS: Final = (
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_CONFIG_FILE", "PIP_CONSTRAINT",
+)  # fmt: skip
+# pip's last word when no candidate fits: `No matching distribution found for rocm[libraries]==7.14.0`.
+_NO_DISTRIBUTION: Final = re.compile(
+    r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?(\S*)"
+)
+_INDEX_OPTIONS: Final = frozenset({"--index-url", "--extra-index-url"})
+MAX_SDISTS: Final = 5  # sdist-only dependencies built per wheelhouse before giving up
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,71 @@ def torch_wheel_facts(wheel: Path) -> TorchFacts:
     return TorchFacts(version=version, build=build_of(cuda, hip, xpu), cuda=cuda, hip=hip, xpu=xpu)
 
 
+def _pip_error(stderr: str) -> str:
+    errors = [line for line in stderr.splitlines() if line.startswith("ERROR")] or stderr.splitlines()
+    return (errors or ["no output"])[-1]
+
+
+def sdist_only(stderr: str) -> str | None:
+    """The dependency pip found no wheel of (`rocm==7.14.0` of `...found for rocm[libraries]==7.14.0`),
+    or None; torch itself is never one (a torch missing from the index is just missing)."""
+    match = _NO_DISTRIBUTION.search(stderr)
+    if not match or _key(match.group(1)) == "torch":
+        return None
+    return f"{match.group(1)}{match.group(2)}"
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _download(argv: list[str], dest: Path, backend_id: str, *, progress: Callable[[str], None]) -> None:
+    """pip download, with the pure-Python dependencies that are published only as an sdist built into
+    wheels here first. pip's --platform needs --only-binary=:all:, which refuses an sdist; ROCm 7.14's
+    `rocm` meta package is one ("we only distribute it as an sdist": TheRock's setup.py). Built here
+    it is the wheel pip would build in the image (py3-none-any; with no GPU, its default target
+    family), and the install container then needs no build backend and no network."""
+    built: set[str] = set()
+    while True:
+        done = subprocess.run(argv, env=pip_env(), capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            return
+        requirement = sdist_only(done.stderr)
+        if requirement is None or requirement in built or len(built) >= MAX_SDISTS:
+            raise InfrastructureError(
+                f"pip download for the {backend_id} wheelhouse failed: {_pip_error(done.stderr)}",
+                hint="check the index (--index-url) is reachable from here; run pip download by hand to see more",
+            )
+        progress(f"  {requirement} has no wheel for the image: building it from its sdist (pure Python only)")
+        _build_pure_wheel(argv, requirement, dest)
+        built.add(requirement)
+        if "--find-links" not in argv:
+            argv = [*argv, "--find-links", str(dest)]  # the next download takes the wheel built here
+
+
+def _build_pure_wheel(download: list[str], requirement: str, dest: Path) -> None:
+    """`pip wheel --no-deps` of one sdist, from the same indexes; refused unless the wheel is pure Python
+    (a compiled one would be this host's, not the image's)."""
+    indexes = [a for i, a in enumerate(download) if a in _INDEX_OPTIONS or download[i - 1] in _INDEX_OPTIONS]
+    with tempfile.TemporaryDirectory(prefix="torch-compat-sdist-") as tmp:
+        argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--ignore-requires-python", "--wheel-dir", tmp]
+        done = subprocess.run(
+            [*argv, *indexes, requirement], env=pip_env(), capture_output=True, text=True, check=False
+        )
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            raise InfrastructureError(f"building {requirement} from its sdist failed: {_pip_error(done.stderr)}")
+        impure = [w.name for w in wheels if not w.name.endswith("-none-any.whl")]
+        if impure:
+            raise InfrastructureError(
+                f"{requirement} is published only as an sdist and is not pure Python (built {impure[0]} here)",
+                hint="build its wheel for the image's Python and platform (in a container of the base image) "
+                "and put it in the wheelhouse",
+            )
+        for wheel in wheels:
+            shutil.copyfile(wheel, dest / wheel.name)
+
+
 def make_wheelhouse(
     backend_id: str,
     dest: Path,
@@ -137,13 +214,7 @@ def make_wheelhouse(
         f"downloading {spec.requirement} for {backend.id} from {spec.index_url}, CPython {target.python}, "
         f"manylinux glibc <= 2.{target.glibc_minor}, into {dest}"
     )
-    done = subprocess.run(argv, env=pip_env(), capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")] or done.stderr.splitlines()
-        raise InfrastructureError(
-            f"pip download for the {backend.id} wheelhouse failed: {(errors or ['no output'])[-1]}",
-            hint="check the index (--index-url) is reachable from here; run pip download by hand to see more",
-        )
+    _download(argv, dest, backend.id, progress=progress)
     torch_wheels = sorted(dest.glob("torch-*.whl"))
     if not torch_wheels:
         raise InfrastructureError(f"pip download left no torch wheel in {dest}")

@@ -67,6 +67,28 @@ def device_graphs() -> Requirement:
     return Requirement(True, UNSUPPORTED, "")
 
 
+def graph_devices() -> frozenset[str]:
+    """Device types Inductor records device graphs for (``mode="reduce-overhead"``) in this build.
+
+    2.15 names them in ``torch._inductor.cudagraph_utils._CUDAGRAPH_SUPPORTED_DEVICE_TYPES`` (``{"cuda"}``
+    as installed); 2.13 and 2.14 hard-code ``cuda`` in the same check.
+    """
+    from torch._inductor import cudagraph_utils
+
+    return frozenset(getattr(cudagraph_utils, "_CUDAGRAPH_SUPPORTED_DEVICE_TYPES", ("cuda",)))
+
+
+def cudagraph_skips() -> int:
+    """How many compiled graphs Inductor ran without device graphs although they were asked for.
+
+    ``triton.cudagraph_or_error`` turns a skip into an error only for graphs with CUDA nodes; a CPU or
+    XPU graph is skipped silently and only this counter says so (intel/torch-xpu-ops#5338).
+    """
+    from torch._dynamo.utils import counters
+
+    return int(counters["inductor"]["cudagraph_skips"])
+
+
 def generated_code(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
     """Run ``fn`` (already compiled) and return its result and the wrapper code Inductor generated."""
     from torch._inductor.utils import run_and_get_code

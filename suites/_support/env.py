@@ -16,7 +16,8 @@ from _support import probe
 @dataclass(frozen=True)
 class Env:
     info: dict[str, Any]
-    backend: str
+    backend: str  # COMPAT_BACKEND (the harness's column label) or the variant
+    variant: str  # the build that runs: cpu, cu130, cu132, rocm7.2, rocm7.14, xpu ... (never a label)
     build: str
     torch_version: tuple[int, ...]
     torch_base: str
@@ -28,6 +29,7 @@ class Env:
     cuda_runtime: tuple[int, ...] | None
     hip_runtime: tuple[int, ...] | None
     cusparselt: int | None
+    python: tuple[int, ...]
 
     @property
     def is_nvidia(self) -> bool:
@@ -40,6 +42,14 @@ class Env:
     @property
     def is_xpu(self) -> bool:
         return self.accelerator == "xpu"
+
+    @property
+    def device_kind(self) -> str:
+        """What the tests actually run on: ``cpu``, ``cuda`` (NVIDIA), ``rocm`` or ``xpu``. A CUDA or ROCm
+        build on a host without its GPU runs on ``cpu``."""
+        if self.accelerator is None:
+            return "cpu"
+        return "rocm" if self.is_rocm else self.accelerator
 
     @property
     def device_class(self) -> str:
@@ -60,6 +70,7 @@ def get() -> Env:
     return Env(
         info=info,
         backend=probe.backend_id(info),
+        variant=info.get("variant") or "cpu",
         build=info["build"],
         torch_version=probe.version_tuple(info["torch"]["base_version"]) or (0,),
         torch_base=info["torch"]["base_version"] or "unknown",
@@ -71,4 +82,5 @@ def get() -> Env:
         cuda_runtime=probe.version_tuple(info["runtime"]["cuda"]),
         hip_runtime=probe.version_tuple(info["runtime"]["hip"]),
         cusparselt=info["runtime"]["cusparselt"],
+        python=probe.version_tuple(info.get("python")) or (0,),
     )

@@ -11,13 +11,17 @@ conftest.py imports this module and calls :func:`collect` once per session.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import platform
 import re
 import shutil
 import subprocess
 import sys
+import types
+import warnings
 from typing import Any
 
 BACKEND_ENV = "COMPAT_BACKEND"
@@ -62,25 +66,56 @@ def build_kind(torch: Any) -> str:
     return "cpu"
 
 
-def derive_backend(local_tag: str | None, build: str, cuda_version: str | None) -> str:
-    """Backend id from the wheel's local version tag, falling back to the build kind."""
-    if local_tag:
-        tag = local_tag.lower()
-        if tag in ("cpu", "xpu"):
-            return tag
-        if re.fullmatch(r"cu\d+", tag):
-            return tag
-        if tag.startswith("rocm"):
-            return "rocm"
+# Build variants: cpu, xpu, cu<major><minor> (cu126, cu132), rocm<major>.<minor> (rocm7.2, rocm7.14).
+_CUDA_TAG = re.compile(r"cu\d+")
+_ROCM_TAG = re.compile(r"rocm(\d+)\.(\d+)(?:\.\d+)*")
+LEGACY_BACKENDS = {"rocm": "rocm7.2"}  # COMPAT_BACKEND values from before variants (one ROCm column)
+
+
+def rocm_version(variant: str | None) -> tuple[int, int] | None:
+    """``"rocm7.14"`` -> ``(7, 14)``: ROCm releases compare as numbers (7.14 > 7.2), never as strings."""
+    m = _ROCM_TAG.fullmatch((variant or "").lower())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _rocm_variant(version: str | None) -> str | None:
+    parts = version_tuple(version)
+    return f"rocm{parts[0]}.{parts[1]}" if parts and len(parts) >= 2 else None
+
+
+def derive_backend(local_tag: str | None, build: str, cuda_version: str | None, hip_version: str | None = None) -> str:
+    """The build variant: ``cpu``, ``xpu``, ``cu126`` ... ``cu134``, ``rocm7.2``, ``rocm7.14``, ``rocm10.0``.
+
+    From the wheel's local tag (``+rocm7.14`` -> ``rocm7.14``, ``+rocm7.2.1`` -> ``rocm7.2``), else from
+    ``torch.version.cuda`` (13.2 -> ``cu132``) or ``torch.version.hip`` (7.2.53211 -> ``rocm7.2``).
+    """
+    tag = (local_tag or "").lower()
+    if tag in ("cpu", "xpu") or _CUDA_TAG.fullmatch(tag):
+        return tag
+    rocm = rocm_version(tag)
+    if rocm:
+        return f"rocm{rocm[0]}.{rocm[1]}"
     if build == "cuda" and cuda_version:
         digits = "".join(str(p) for p in (version_tuple(cuda_version) or ())[:2])
         return f"cu{digits}" if digits else "cuda"
+    if build == "rocm":
+        return _rocm_variant(hip_version) or "rocm"
     return build
 
 
+def normalize_backend(value: str) -> str:
+    """A ``COMPAT_BACKEND`` value as a variant id: ``rocm`` (the old single ROCm label) is ``rocm7.2``."""
+    v = value.strip().lower()
+    rocm = rocm_version(v)
+    if rocm:
+        return f"rocm{rocm[0]}.{rocm[1]}"
+    return LEGACY_BACKENDS.get(v, v)
+
+
 def backend_id(info: dict[str, Any]) -> str:
-    """``COMPAT_BACKEND`` if set (the harness sets it), else the derived backend."""
-    return os.environ.get(BACKEND_ENV) or info.get("backend") or "cpu"
+    """``COMPAT_BACKEND`` if set (the harness sets it), else the derived variant."""
+    label = os.environ.get(BACKEND_ENV, "").strip()
+    return normalize_backend(label) if label else (info.get("variant") or info.get("backend") or "cpu")
 
 
 def runtime_info(torch: Any, errors: list[str]) -> dict[str, Any]:
@@ -186,6 +221,63 @@ def driver_version(torch: Any, build: str, acc_type: str | None, errors: list[st
     return None
 
 
+# Namespaces whose public callables are listed under ``device_api`` (plus every torch.backends.<x>).
+DEVICE_API_NAMESPACES = ("torch.accelerator", "torch.cuda", "torch.xpu", "torch.mps")
+SYMMETRIC_MEMORY = "torch.distributed._symmetric_memory"
+
+
+def public_callables(namespace: Any) -> list[str]:
+    """Sorted public classes and functions that ``namespace`` defines or re-exports from torch.
+
+    Read with dir()/getattr only, nothing is called. Names imported from elsewhere (``typing.Any``,
+    ``functools.lru_cache``, ``ctypes.c_void_p``) are left out: they are not the release's device API.
+    """
+    names = []
+    for name in dir(namespace):
+        if name.startswith("_"):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # deprecated aliases warn on attribute access
+                obj = getattr(namespace, name)
+        except Exception:
+            continue
+        if isinstance(obj, types.ModuleType) or not callable(obj):
+            continue
+        origin = getattr(obj, "__module__", None)
+        if isinstance(origin, str) and origin.startswith("torch"):
+            names.append(name)
+    return sorted(names)
+
+
+def _import_quietly(name: str) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return importlib.import_module(name)
+
+
+def device_api_info(torch: Any, errors: list[str]) -> dict[str, list[str]]:
+    """``{namespace: [public callable names]}`` for the device namespaces of this build.
+
+    Every ``torch.backends.<x>`` submodule that imports is listed; ``torch.distributed._symmetric_memory``
+    is imported guardedly (a build without torch.distributed has none). A namespace that fails to import
+    is left out and its failure recorded in ``errors``.
+    """
+    found: list[str] = list(DEVICE_API_NAMESPACES)
+    backends = getattr(torch, "backends", None)
+    for sub in pkgutil.iter_modules(getattr(backends, "__path__", []) or []):
+        if not sub.name.startswith("_"):
+            found.append(f"torch.backends.{sub.name}")
+    found.append(SYMMETRIC_MEMORY)
+    out: dict[str, list[str]] = {}
+    for name in found:
+        try:
+            out[name] = public_callables(_import_quietly(name))
+        except Exception as e:
+            _err(errors, f"device_api.{name}", e)
+    return out
+
+
 def cpu_info() -> dict[str, Any]:
     model = ""
     try:
@@ -206,13 +298,15 @@ def collect() -> dict[str, Any]:
         "torch": {"version": None, "base_version": None, "local_tag": None, "git_version": None},
         "python": platform.python_version(),
         "build": "cpu",
-        "backend": os.environ.get(BACKEND_ENV) or "cpu",
+        "backend": normalize_backend(os.environ.get(BACKEND_ENV) or "") or "cpu",
+        "variant": "cpu",
         "runtime": {"cuda": None, "hip": None, "xpu": None, "cudnn": None, "cusparselt": None},
         "accelerator": {"available": False, "type": None, "count": 0},
         "devices": [],
         "driver": None,
         "cpu": {"model": "", "cores": 0},
         "platform": "",
+        "device_api": {},
         "errors": errors,
     }
     try:
@@ -229,14 +323,19 @@ def collect() -> dict[str, Any]:
         info["torch"] = torch_info(torch)
         info["build"] = build_kind(torch)
         info["runtime"] = runtime_info(torch, errors)
-        info["backend"] = os.environ.get(BACKEND_ENV) or derive_backend(
-            info["torch"]["local_tag"], info["build"], info["runtime"]["cuda"]
+        info["variant"] = derive_backend(
+            info["torch"]["local_tag"], info["build"], info["runtime"]["cuda"], info["runtime"]["hip"]
         )
+        info["backend"] = backend_id(info)
         info["accelerator"] = accelerator_info(torch, errors)
         info["devices"] = devices_info(torch, info["accelerator"]["type"], info["build"], errors)
         info["driver"] = driver_version(torch, info["build"], info["accelerator"]["type"], errors)
     except BaseException as e:
         _err(errors, "probe", e)
+    try:
+        info["device_api"] = device_api_info(torch, errors)
+    except BaseException as e:
+        _err(errors, "device_api", e)
     return info
 
 

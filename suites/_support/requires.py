@@ -12,7 +12,7 @@ applied by conftest as non-strict xfails tagged ``[known-issue <link>]``.
 Use a :class:`Requirement` as a decorator through :func:`requires`, or imperatively
 inside a test body through :func:`need` (for gates that depend on parameters)::
 
-    @requires(torch_at_least("2.12", "torch.accelerator.Graph"), accelerator("cuda", "xpu"))
+    @requires(api("torch.accelerator.Graph", since="2.12"), accelerator("cuda", "xpu"))
     def test_x(device): ...
 
     def test_y(device, backend):
@@ -153,6 +153,41 @@ def attribute(obj: object, dotted: str, what: str) -> Requirement:
             return Requirement(False, UNSUPPORTED, f"{what}: this torch build has no {dotted}")
         cur = getattr(cur, part)
     return Requirement(True, UNSUPPORTED, "")
+
+
+def resolve(dotted: str) -> object | None:
+    """The object at ``dotted`` (``torch.xpu.temperature``, ``torch.distributed._symmetric_memory.empty``),
+    or None: attributes first, submodules imported where an attribute is missing. Never raises; an
+    attribute whose value is None counts as absent."""
+    import importlib
+
+    parts = dotted.split(".")
+    try:
+        cur: object = importlib.import_module(parts[0])
+    except Exception:
+        return None
+    for i, part in enumerate(parts[1:], 1):
+        if hasattr(cur, part):
+            cur = getattr(cur, part)
+            continue
+        try:
+            cur = importlib.import_module(".".join(parts[: i + 1]))
+        except Exception:  # ImportError, or whatever a half-built submodule raises on import
+            return None
+    return cur
+
+
+def api(dotted: str, since: str | None = None) -> Requirement:
+    """The build has the API ``dotted``; a build without it is ``[unsupported]``.
+
+    Which release a test belongs to is decided by the API's presence, never by parsing versions:
+    ``api("torch.xpu.list_gpu_processes", since="2.14")`` skips on 2.13 with
+    ``[unsupported] torch.xpu.list_gpu_processes (new in 2.14) is absent from torch 2.13.0``. ``since``
+    only words the reason.
+    """
+    found = resolve(dotted) is not None
+    new = f" (new in {since})" if since else ""
+    return Requirement(found, UNSUPPORTED, f"{dotted}{new} is absent from torch {_env.get().torch_base}")
 
 
 def fact(ok: bool, tag: str, reason: str) -> Requirement:

@@ -72,3 +72,9 @@ QUANTIZED_REL_ERROR = 0.05
 
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
+
+
+# MX scaled_mm (scaled_mm_mx/) against the float64 product of the dequantised operands: the products
+# are exact, the device sums 128 of them in float32 and rounds the result to bfloat16 (8 significant
+# bits, a relative rounding of 2**-9). atol is relative to the largest |product| (the test scales it).
+MX_SCALED_MM = Tol(rtol=2.0**-7, atol=2.0**-7)

@@ -2,12 +2,16 @@
 
 Each cell is a real `harness run` of the real suites on a real torch build, natively:
 
-    cpu-2.13.0             torch 2.13.0+cpu (this machine's local wheel)
-    cu130-2.13.0-cpu-only  PyPI's torch 2.13.0 (the CUDA 13.0 build) on a host without a GPU
+    cpu-2.13.0             torch 2.13.0+cpu (the CPU build)
     cu130-2.14.1-cpu-only  PyPI's torch 2.14.1 (the CUDA 13.0 build) on a host without a GPU
+    cu132-2.15.0-cpu-only  PyPI's torch 2.15.0 (the CUDA 13.2 build, PyPI's default) on a host without a GPU
+
+Three releases side by side, in today's cell format. Made with (each venv: torch, numpy, pytest,
+pytest-xdist; PyPI's 2.15.0 is `PIP_CONFIG_FILE=/dev/null pip install torch==2.15.0` where a pip
+configuration caps torch):
 
     python tests/data/make_cells.py --python cpu=/venvs/cpu/bin/python \\
-        --python cu130-2.13.0=/venvs/cuda213/bin/python --python cu130-2.14.1=/venvs/cuda214/bin/python
+        --python cu130-2.14.1=/venvs/t2141/bin/python --python cu132-2.15.0=/venvs/t2150/bin/python
 
     python tests/data/make_cells.py --samples     # tests/data/cells-sample/: the publishing tests' cells
 
@@ -29,8 +33,8 @@ REPO = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "cells"
 CELLS = {
     "cpu": ("cpu-2.13.0", []),
-    "cu130-2.13.0": ("cu130-2.13.0-cpu-only", ["--cpu-only", "--backend", "cu130"]),
     "cu130-2.14.1": ("cu130-2.14.1-cpu-only", ["--cpu-only", "--backend", "cu130"]),
+    "cu132-2.15.0": ("cu132-2.15.0-cpu-only", ["--cpu-only", "--backend", "cu132"]),
 }
 
 

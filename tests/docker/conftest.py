@@ -275,27 +275,40 @@ def only_cell_dir(results: Path) -> Path:
     return cells[0]
 
 
-# -- the CUDA 13.0 image, built without a GPU from PyPI's wheels ---------------------------------------
-# PyPI's default torch for Linux x86_64 is the CUDA 13.0 build (its torch/version.py says +cu130):
-# a real cu130 wheelhouse (about 2.8 GB, 37 wheels) comes from PyPI alone.
-CU130_PYPI = "https://pypi.org/simple"
+# -- the CUDA images, built without a GPU from PyPI's wheels -------------------------------------------
+# PyPI's plain torch for Linux x86_64 is a CUDA build, and which one depends on the release: 2.15.0 is
+# the CUDA 13.2 build (+cu132), 2.13.0 and 2.14.x the CUDA 13.0 build (+cu130). So a real CUDA
+# wheelhouse (about 3 GB, 37 wheels) comes from PyPI alone; `harness wheelhouse` ignores this host's
+# pip settings that would cap torch or add a local wheel (PIP_CONFIG_FILE, PIP_FIND_LINKS, ...).
+PYPI = "https://pypi.org/simple"
+CUDA_TORCH = {"cu132": "2.15.0", "cu130": "2.13.0"}
 CUDNN_LIBRARY = "nvidia/cudnn/lib/libcudnn_engines_precompiled.so.9"
 CUBLAS_LIBRARY = "nvidia/cu13/lib/libcublas.so.13"
 CUT_SIZE = 1_000_000
 
 
-@pytest.fixture(scope="session")
-def cu130_wheelhouse() -> Path:
-    """`harness wheelhouse --backend cu130` from PyPI, cached in ~/.cache/torch-compat like the cpu one."""
-    folder = CACHE / f"wheelhouse-cu130-{TEST_TORCH}"
-    if not list(folder.glob(f"torch-{TEST_TORCH}*.whl")):
+def cuda_wheelhouse(variant: str) -> Path:
+    """`harness wheelhouse --backend <variant>` of PyPI's torch for it, cached in ~/.cache/torch-compat."""
+    torch = CUDA_TORCH[variant]
+    folder = CACHE / f"wheelhouse-{variant}-{torch}"
+    if not list(folder.glob(f"torch-{torch}*.whl")):
         done = harness_cli(
-            "wheelhouse", "--backend", "cu130", "--index-url", CU130_PYPI, "--torch", TEST_TORCH, "-o", str(folder),
+            "wheelhouse", "--backend", variant, "--index-url", PYPI, "--torch", torch, "-o", str(folder),
             timeout=1800,
         )  # fmt: skip
         if done.returncode != 0:
-            pytest.fail(f"harness wheelhouse --backend cu130 failed: {done.stderr[-2000:]}")
+            pytest.fail(f"harness wheelhouse --backend {variant} failed: {done.stderr[-2000:]}")
     return folder
+
+
+@pytest.fixture(scope="session")
+def cu132_wheelhouse() -> Path:
+    return cuda_wheelhouse("cu132")
+
+
+@pytest.fixture(scope="session")
+def cu130_wheelhouse() -> Path:
+    return cuda_wheelhouse("cu130")
 
 
 def _rewrite_wheel(source: Path, dest: Path, *, drop: str | None = None, cut: str | None = None) -> None:
@@ -314,15 +327,15 @@ def _rewrite_wheel(source: Path, dest: Path, *, drop: str | None = None, cut: st
 
 
 @pytest.fixture(scope="session")
-def broken_cu130_wheelhouse(cu130_wheelhouse: Path) -> Path:
-    """The cu130 wheelhouse with libcudnn_engines_precompiled.so.9 taken out of the cuDNN wheel and
+def broken_cu132_wheelhouse(cu132_wheelhouse: Path) -> Path:
+    """The cu132 wheelhouse with libcudnn_engines_precompiled.so.9 taken out of the cuDNN wheel and
     libcublas.so.13 cut short in the cuBLAS wheel (RECORDs unchanged); the other wheels are links."""
-    folder = CACHE / f"wheelhouse-cu130-{TEST_TORCH}-broken"
+    folder = cu132_wheelhouse.with_name(f"{cu132_wheelhouse.name}-broken")
     marker = folder / ".complete"
     if marker.exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    for wheel in cu130_wheelhouse.glob("*.whl"):
+    for wheel in cu132_wheelhouse.glob("*.whl"):
         target = folder / wheel.name
         target.unlink(missing_ok=True)
         if wheel.name.startswith("nvidia_cudnn_cu13-"):

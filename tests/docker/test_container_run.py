@@ -34,7 +34,7 @@ def test_real_suites_in_container_api(tmp_path: Path, cpu_image: Any, docker_cli
         progress=False,
     )
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref))
-    manifest = read_manifest(outcome.cell_dir / "manifest.json")
+    manifest = read_manifest(outcome.cell_dir / "manifest.json").to_json()
     assert manifest["status"] == "completed", manifest.get("error")
     assert manifest["mode"] == "container"
     image = docker_client.images.get(cpu_image.ref)
@@ -67,7 +67,7 @@ def test_full_cli_run_in_container(tmp_path: Path, build_env: dict[str, str], cp
     assert "reusing image " + cpu_image.ref in done.stderr
     assert "PyTorch compatibility matrix" in done.stdout
     cell = only_cell_dir(results)
-    manifest = read_manifest(cell / "manifest.json")
+    manifest = read_manifest(cell / "manifest.json").to_json()
     assert manifest["mode"] == "container" and manifest["status"] == "completed"
     assert manifest["image"]["ref"] == cpu_image.ref
     matrix = json.loads((results / "matrix.json").read_text())
@@ -110,7 +110,7 @@ def test_container_is_contained(tmp_path: Path, sample_suite: Any, cpu_image: An
         workers="1", progress=False,
     )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref))
-    assert outcome.status == "completed", outcome.manifest.get("error")
+    assert outcome.status == "completed", outcome.manifest.error
     facts = json.loads((outcome.cell_dir / "containment.json").read_text())
     assert facts["uid"] != 0 and facts["gid"] != 0
     assert int(facts["cap_eff"], 16) == 0, "the test process holds capabilities"
@@ -133,7 +133,7 @@ def test_cdi_device_refused_by_engine_is_no_data(tmp_path: Path, sample_suite: A
     )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref, cdi=True))
     assert outcome.status == "infra-error"
-    error = outcome.manifest["error"]
+    error = outcome.manifest.error
     assert "docker could not start the rocm container" in error and "\n" not in error
     matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     assert matrix["columns"][0]["state"] != "ok"

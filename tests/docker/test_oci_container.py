@@ -106,6 +106,6 @@ def test_a_cell_starts_by_removing_what_a_killed_run_of_it_left(
     finally:
         if not _gone(docker_client, leftover.name):
             leftover.remove(force=True)
-    assert outcome.status == "completed", outcome.manifest.get("error")
+    assert outcome.status == "completed", outcome.manifest.error
     assert f"removed container torch-compat-{cid}-pytest-old, left by a run of this cell that was killed" in said
     assert not leftover_containers(docker_client, cid)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.merge.combine import merge_cell_dirs
+from harness.merge.ingest import ingest_cell
 from tests.faults.conftest import BASE_OUTCOMES, REPO, column_of, merge_in_child, results_of
 
 CELL = "base"  # the cell_id of the real base cell
@@ -197,7 +198,18 @@ def test_collected_from_before_groups_is_still_read(damaged) -> None:
         for n in g["tests"]
     ]
     (cell / "collected.json").write_text(json.dumps({"count": len(tests), "tests": tests, "collect_errors": []}))
+    manifest = json.loads((cell / "manifest.json").read_text())
+    del manifest["cell_format"]  # written before the format was versioned: cell format 1
+    (cell / "manifest.json").write_text(json.dumps(manifest))
     assert _plan_only(cell) == {k: (k.split("/")[0], "not-run") for k in BASE_OUTCOMES}
+
+
+def test_a_format_2_cell_with_a_format_1_plan_is_said_to_be_unreadable(damaged) -> None:
+    """A cell that says it is format 2 lists its tests in groups: a `tests` list is not its plan."""
+    cell = damaged("format-2-with-tests")
+    (cell / "collected.json").write_text(json.dumps({"count": 1, "tests": [{"nodeid": "a/test_a.py::t"}]}))
+    errors = ingest_cell(cell).errors
+    assert any(e.startswith("collected.json: unreadable") and "groups" in e for e in errors), errors
 
 
 def test_collected_groups_hostile(damaged) -> None:

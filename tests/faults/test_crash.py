@@ -96,7 +96,7 @@ def test_whole_process_abort_without_junit(tmp_path: Path) -> None:
     )
     assert not (outcome.cell_dir / "junit.xml").exists(), "the fault did not really kill pytest"
     assert outcome.status == "crashed"
-    assert outcome.manifest["exit"]["signal"] == "SIGABRT"
+    assert outcome.manifest.exit.signal == "SIGABRT"
     matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     results = {k: (v["outcome"], v.get("signal")) for k, v in results_of(matrix, "abort-all").items()}
     assert results == {
@@ -123,7 +123,7 @@ def test_process_group_sigkill_like_oom_killer(tmp_path: Path) -> None:
     )
     assert not (outcome.cell_dir / "junit.xml").exists(), "the fault did not really kill pytest"
     assert outcome.status == "crashed"
-    assert outcome.manifest["exit"]["signal"] == "SIGKILL"
+    assert outcome.manifest.exit.signal == "SIGKILL"
     matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     results = {k: (v["outcome"], v.get("signal")) for k, v in results_of(matrix, "killed").items()}
     assert results == {

@@ -183,7 +183,7 @@ def test_cell_timeout_stops_run_and_keeps_partial_results(tmp_path: Path) -> Non
     assert len(errors) == 1 and "ran past its 8 s limit" in errors[0], done.stderr
 
     (cell_dir,) = [p for p in results.iterdir() if (p / "manifest.json").exists()]
-    manifest = read_manifest(cell_dir / "manifest.json")
+    manifest = read_manifest(cell_dir / "manifest.json").to_json()
     assert manifest["status"] == "timeout"
     assert manifest["error"] == "the cell ran past its 8 s limit and was stopped"
     matrix = merge_cell_dirs([cell_dir]).to_json()

@@ -8,7 +8,6 @@ import sys
 
 import pytest
 
-from harness.cell import write_json_atomic
 from harness.matrix_json import load_matrix, validate_matrix, write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.outcomes import Outcome, Rollup, Scope
@@ -116,7 +115,7 @@ def test_duplicate_upload_merged_once_and_latest_attempt_wins(cells, tmp_path):
     shutil.copytree(first, retry)
     manifest = json.loads((retry / "manifest.json").read_text())
     manifest.update(run_id="retry-run", run_attempt=2)
-    write_json_atomic(retry / "manifest.json", manifest)
+    (retry / "manifest.json").write_text(json.dumps(manifest))
     matrix = merge_cell_dirs([first, duplicate, retry]).to_json()
     assert len(matrix["columns"]) == 1
     assert matrix["columns"][0]["run_id"] == "retry-run"

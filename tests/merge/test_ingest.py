@@ -320,7 +320,7 @@ def test_dead_runner_gives_crashed_and_not_run(sample_suite, tmp_path):
     suites = sample_suite({"alpha/test_dies.py": DIES})
     outcome = run_sample_cell(suites, tmp_path / "results", cell_id="cpu-dies")
     assert outcome.status == CellStatus.CRASHED.value
-    assert outcome.manifest["exit"]["signal"] == "SIGKILL"
+    assert outcome.manifest.exit.signal == "SIGKILL"
     assert not (outcome.cell_dir / "junit.xml").exists()
     by_name = {r.nodeid.split("::")[-1]: r for r in ingest_cell(outcome.cell_dir).records}
     assert by_name["test_first"].outcome is Outcome.PASSED

@@ -179,7 +179,7 @@ def test_by_build_compares_a_pull_requests_column_with_the_nightlys_of_the_same_
         cells["cpu-2.13.0"] = cells.pop("cpu")
         cells["cpu-2.14.1"] = {"state": "no-data", "counts": {}}
     for test in base["tests"]:
-        test["results"] = {"cpu-2.13.0": r for r in test["results"].values()}
+        test["results"] = {"cpu-2.13.0": test["results"]["cpu"]} if "cpu" in test["results"] else {}
     write_matrix(Matrix.from_json(base), tmp_path / "nightly.json")
     args = ["gate", str(files["new"]), "--baseline", str(tmp_path / "nightly.json"), "--new-regressions"]
     assert main([*args, "--backend", "cpu"]) == 2

@@ -1,21 +1,18 @@
-"""The pull request comment: rendered against the published matrix, then posted and updated in place
-through GitHub's REST API, here a local stand-in that records and checks every request
-(tests/workflows/github_standin.py). The same stand-in serves the workflow runs under act."""
+"""Posting the pull request comment (harness/publish/pr_comment.py, `harness comment post`): created once,
+then updated in place, through GitHub's REST API, here a local stand-in that records and checks every
+request (tests/workflows/github_standin.py). The same stand-in serves the workflow runs under act."""
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
-from harness.github_api import GitHub
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
-from harness.publish.render.prcomment import COMMENT_LIMIT, MARKER, render_comment
-from tests.publishing_cells import REGRESSED, real_cells
+from harness.publish.render.prcomment import MARKER
+from tests.publishing_cells import real_cells
 from tests.workflows.github_standin import GitHubStandIn
 
 REPO_NAME = "torch-compat/torch-compat"
@@ -42,41 +39,6 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     yield stand_in
     stand_in.stop()
     assert stand_in.unexpected == [], f"requests the API stand-in does not know: {stand_in.unexpected}"
-
-
-def test_the_comment_compares_the_pull_requests_column_and_marks_the_published_ones(matrices, tmp_path) -> None:
-    out = tmp_path / "comment.md"
-    args = ["comment", "render", str(matrices["pr"]), "--published", str(matrices["published"])]
-    assert main([*args, "--published-url", "https://torch-compat.github.io/torch-compat/", "-o", str(out)]) == 0
-    body = out.read_text(encoding="utf-8")
-    assert body.startswith(MARKER + "\n## PyTorch compatibility matrix: this pull request\n")
-    rows = {line.split(" | ")[1]: line for line in body.splitlines() if line.startswith("| ") and " | `" in line}
-    assert "this pull request (torch 2.13.0+cpu)" in rows["`cpu`"] and rows["`cpu`"].endswith("| 1 | 1 |")
-    assert "_the published run_" in rows["`cu130`"] and rows["`cu130`"].endswith("| – | – |")
-    assert "_the published run_" in rows["`rocm`"] and "NO DATA" in rows["`rocm`"]
-    assert "are not run on pull requests" in body
-    assert "### CPU `cpu`: 1 newly failing, 1 newly passing" in body
-    assert f"- `{REGRESSED}` (passed → failed): AssertionError: regressed" in body
-    assert "- `alpha/test_a.py::test_fixed` (failed → passed)" in body
-    assert "| Feature | Published | This pull request |" in body
-    assert body.rstrip().endswith("**1 new regression(s)** against the published matrix.")
-
-
-def test_without_a_published_matrix_the_comment_says_so(matrices) -> None:
-    from harness.matrix_json import load_matrix
-
-    body = render_comment(load_matrix(matrices["pr"]), None)
-    assert "No published matrix to compare with yet" in body and "newly failing" not in body.lower().split("|")[0]
-
-
-def test_a_huge_diff_stays_within_githubs_comment_limit(matrices) -> None:
-    from harness.matrix_json import load_matrix
-
-    pr, published = load_matrix(matrices["pr"]), load_matrix(matrices["published"])
-    body = render_comment(pr, published, cap=10**6)
-    assert len(body) <= COMMENT_LIMIT
-    huge = render_comment(pr, published)
-    assert len(huge) <= COMMENT_LIMIT
 
 
 def _post(body: Path, pr: int = 7, head: str | None = "abc123") -> int:
@@ -144,17 +106,3 @@ def test_bad_input_is_one_line(hub, tmp_path, capsys) -> None:
     assert main(["comment", "post", "--pr", "7; rm -rf /", "--body", str(body)]) == 2
     assert "is not a pull request number" in capsys.readouterr().err
     assert hub.calls == []
-
-
-def test_artifacts_are_listed_by_page_and_downloaded_without_the_token(hub, tmp_path) -> None:
-    store = tmp_path / "run-1"
-    for n in range(105):
-        (store / "artifacts" / f"cell-{n:03d}").mkdir(parents=True)
-        (store / "artifacts" / f"cell-{n:03d}" / "x.txt").write_text(str(n))
-    hub.runs[1001] = store
-    api = GitHub(REPO_NAME)
-    found = api.artifacts(1001)
-    assert len(found) == 105 and len(hub.api_calls("GET", "artifacts")) == 2
-    data = api.download(next(a for a in found if a.name == "cell-042"))
-    assert zipfile.ZipFile(io.BytesIO(data)).read("x.txt") == b"42"
-    assert hub.api_calls("GET", "/blob/") and hub.blob_with_token == [], "the token went to blob storage"

@@ -3,7 +3,9 @@ and the containment every container keeps (no engine needed). The real runs are 
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -56,7 +58,7 @@ def test_cuda_by_cdi() -> None:
 
 
 def test_rocm_gets_kfd_dri_video_render_and_unconfined_seccomp() -> None:
-    options = _devices("rocm")
+    options = _devices("rocm")  # the old id of rocm7.2
     assert options["devices"] == ["/dev/kfd:/dev/kfd:rwm", "/dev/dri:/dev/dri:rwm"]
     assert options["group_add"] == [44, 992]  # numeric: resolved on the host
     assert "seccomp=unconfined" in options["security_opt"]
@@ -113,11 +115,83 @@ def test_groups_that_own_the_device_nodes_are_added_whatever_their_names() -> No
     assert options["group_add"] == [109]
 
 
+# A ROCm host as udev leaves it: /dev/kfd and the render nodes belong to the render group, here gid
+# 109 (it is 992 or 110 elsewhere), the card nodes to video (44); /dev/dri/by-path is a directory.
+FAKE_NODES = {
+    "/dev/kfd": (stat.S_IFCHR | 0o660, 109),
+    "/dev/dri/card0": (stat.S_IFCHR | 0o660, 44),
+    "/dev/dri/renderD128": (stat.S_IFCHR | 0o660, 109),
+    "/dev/dri/renderD129": (stat.S_IFCHR | 0o660, 109),
+    "/dev/dri/by-path": (stat.S_IFDIR | 0o755, 0),
+}
+
+
+def _fake_list_dir(path: str) -> list[str]:
+    if path in FAKE_NODES and not stat.S_ISDIR(FAKE_NODES[path][0]):
+        raise NotADirectoryError(path)
+    names = [node.rsplit("/", 1)[1] for node in FAKE_NODES if node.rsplit("/", 1)[0] == path]
+    if not names:
+        raise FileNotFoundError(path)
+    return names
+
+
+def _fake_stat(path: str) -> SimpleNamespace:
+    if path not in FAKE_NODES:
+        raise FileNotFoundError(path)
+    mode, gid = FAKE_NODES[path]
+    return SimpleNamespace(st_mode=mode, st_gid=gid)
+
+
+def _fake_node_gids(nodes: tuple[str, ...]) -> set[int]:
+    return docker_options.device_node_gids(nodes, list_dir=_fake_list_dir, stat_of=_fake_stat)  # type: ignore[arg-type]
+
+
+def test_the_owners_of_the_fake_rocm_nodes_are_read_from_the_nodes() -> None:
+    assert _fake_node_gids(("/dev/kfd", "/dev/dri")) == {44, 109}
+    assert _fake_node_gids(("/dev/kfd",)) == {109}
+    assert _fake_node_gids(("/dev/absent", "/dev/dri/absent")) == set()
+
+
+@pytest.mark.parametrize("backend_id", ["rocm7.2", "rocm7.14"])
+def test_rocm_on_a_host_whose_render_group_is_109_and_the_image_has_none(backend_id: str) -> None:
+    """The gid that owns /dev/kfd and /dev/dri/renderD* on this host goes in by number; the host's
+    group *names* do not decide (here `render` resolves to a stale 992 that owns nothing), and the
+    image's /etc/group is never consulted (it has no render group)."""
+    backend = load_registry()[backend_id]
+    options, notes = docker_options.device_options(
+        backend, gid_of={"video": 44, "render": 992}.get, node_gids=_fake_node_gids
+    )
+    assert options["group_add"] == [44, 109] and notes == []
+    assert options["devices"] == ["/dev/kfd:/dev/kfd:rwm", "/dev/dri:/dev/dri:rwm"]
+    assert "seccomp=unconfined" in options["security_opt"] and options["shm_size"] == "8g"
+    assert all(isinstance(gid, int) for gid in options["group_add"])
+    # a CDI spec passes the same host nodes: their groups are still needed
+    cdi, _ = docker_options.device_options(backend, cdi=True, gid_of={}.get, node_gids=_fake_node_gids)
+    assert cdi["group_add"] == [44, 109] and "devices" not in cdi
+
+
+def test_without_readable_nodes_the_registry_groups_are_resolved_on_this_host() -> None:
+    """A remote engine's host (or no driver here): the host's video/render ids are the best guess."""
+    options, notes = docker_options.device_options(
+        load_registry()["rocm7.14"], gid_of={"video": 44, "render": 109}.get, node_gids=lambda _nodes: set()
+    )
+    assert options["group_add"] == [44, 109] and notes == []
+
+
+def test_cuda_and_cpu_add_no_group() -> None:
+    for backend_id in ("cpu", "cu132"):
+        options, notes = docker_options.device_options(
+            load_registry()[backend_id], gid_of=GIDS.get, node_gids=_fake_node_gids
+        )
+        assert "group_add" not in options and notes == []
+
+
 def test_device_node_gids_reads_the_real_nodes(tmp_path: Path) -> None:
     """Character devices only (a regular file is not a device node); root-owned ones add nothing."""
     (tmp_path / "renderD128").write_text("not a device")
     assert docker_options.device_node_gids((str(tmp_path),)) == set()
     assert docker_options.device_node_gids(("/dev/null",)) == set()  # a char device owned by root:root
+    assert docker_options.device_node_gids((str(tmp_path / "absent"),)) == set()
 
 
 def test_never_root_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,3 +224,15 @@ def test_the_cli_imports_neither_docker_nor_torch() -> None:
         check=True,
     )
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_remote_engine_gets_no_group_read_on_this_host() -> None:
+    """This host's node owners and group names say nothing of another host's: no group, and a note."""
+    from harness.registry import get_backend
+    from harness.run import docker_options
+
+    options, notes = docker_options.device_options(
+        get_backend("rocm7.14"), local=False, gid_of=lambda name: 109, node_gids=lambda nodes: {109}
+    )
+    assert "group_add" not in options and options["devices"][0].startswith("/dev/kfd")
+    assert notes == ["the Docker engine is on another host: its device groups are unknown here; none added"]

@@ -10,12 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.registry import get_backend
 from harness.run.cellplugin import PLUGIN_DIR
-from harness.run.execute import RunOptions, resolve_workers, run_env
-from harness.run.launcher import NativeLauncher
-
-FOUR_DEVICES = {"accelerator": {"available": True, "type": "cuda", "count": 4}}
 
 RECORDER = """
 import os, time
@@ -27,22 +22,6 @@ def test_record(record_property, i):
     record_property("worker", os.environ.get("PYTEST_XDIST_WORKER"))
     record_property("visible", os.environ.get("CUDA_VISIBLE_DEVICES"))
 """
-
-
-def test_auto_workers_follow_the_device_count():
-    assert resolve_workers("auto", get_backend("cu130"), FOUR_DEVICES) == 4
-    assert resolve_workers("auto", get_backend("cu130"), {"accelerator": {"count": 0}}) == 1
-    assert resolve_workers("3", get_backend("cu130"), FOUR_DEVICES) == 3
-    assert 1 <= resolve_workers("auto", get_backend("cpu"), None) <= 4
-
-
-def test_pinning_env_comes_from_the_registry(tmp_path):
-    launcher = NativeLauncher(suites_dir=tmp_path, cell_dir=tmp_path)
-    opts = RunOptions(suites_dir=tmp_path)
-    rocm = run_env(launcher, get_backend("rocm"), opts, 4, FOUR_DEVICES)
-    assert rocm["COMPAT_PIN_VAR"] == "HIP_VISIBLE_DEVICES" and rocm["COMPAT_PIN_DEVICES"] == "0,1,2,3"
-    assert run_env(launcher, get_backend("xpu"), opts, 4, FOUR_DEVICES)["COMPAT_PIN_VAR"] == "ZE_AFFINITY_MASK"
-    assert "COMPAT_PIN_VAR" not in run_env(launcher, get_backend("cu130"), opts, 1, FOUR_DEVICES)
 
 
 @pytest.mark.slow  # a real pytest run with xdist workers

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.probe import Probe
 from harness.registry import get_backend
 from harness.run import health
 from harness.run.launcher import Completed
 
-CPU_PROBE = {"torch": {"version": "2.13.0+cpu", "local_tag": "cpu"}, "build": "cpu", "accelerator": {}}
-CU130_NO_GPU = {
-    "torch": {"version": "2.11.0+cu130", "local_tag": "cu130"},
-    "build": "cuda",
-    "runtime": {"cuda": "13.0"},
-    "accelerator": {"available": False, "count": 0},
-    "errors": [],
-}
+CPU_PROBE = Probe.from_json({"torch": {"version": "2.13.0+cpu", "local_tag": "cpu"}, "build": "cpu", "accelerator": {}})
+CU130_NO_GPU = Probe.from_json(
+    {
+        "torch": {"version": "2.11.0+cu130", "local_tag": "cu130"},
+        "build": "cuda",
+        "runtime": {"cuda": "13.0"},
+        "accelerator": {"available": False, "count": 0},
+        "errors": [],
+    }
+)
 
 
 def test_missing_devices_say_what_is_missing_that_nothing_ran_and_the_fix() -> None:
@@ -95,7 +98,7 @@ def test_a_native_run_tells_both_the_wrong_build_and_the_missing_device() -> Non
 def test_a_device_build_without_its_device_runs_cpu_only_natively_unless_named() -> None:
     cu130 = get_backend("cu130")
 
-    def reason(probe: dict, *, native: bool = True, asked: bool | None = None, explicit: bool = False) -> str | None:
+    def reason(probe: Probe, *, native: bool = True, asked: bool | None = None, explicit: bool = False) -> str | None:
         return health.cpu_only_reason(cu130, probe, native=native, asked=asked, explicit_backend=explicit)
 
     assert reason(CU130_NO_GPU) == "no CUDA 13.0 device on this host; the suites ran on the CPU"
@@ -104,7 +107,7 @@ def test_a_device_build_without_its_device_runs_cpu_only_natively_unless_named()
     assert reason(CU130_NO_GPU, asked=False) is None, "--require-device refuses it"
     assert reason(CU130_NO_GPU, native=False, asked=True) is None, "a container never runs without its device"
     assert reason(CPU_PROBE) is None, "not the backend's build at all: the gate says so"
-    with_gpu = {**CU130_NO_GPU, "accelerator": {"available": True, "type": "cuda", "count": 1}}
+    with_gpu = Probe.from_json({**CU130_NO_GPU.raw, "accelerator": {"available": True, "type": "cuda", "count": 1}})
     assert reason(with_gpu) is None
     assert health.health_problems(cu130, CU130_NO_GPU, cpu_only=True) == []
     assert health.health_problems(cu130, CPU_PROBE, cpu_only=True), "cpu-only still needs the backend's build"

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,6 +89,17 @@ def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:
     assert explicit.requirement == "torch>=2.13" and explicit.exact_version == ""
 
 
+def test_a_wheelhouse_build_installs_the_torch_the_wheelhouse_holds(wheelhouse: Path) -> None:
+    """Without --torch, not the registry's default (2.15.0): a wheelhouse made for 2.13.0 cannot
+    install it. --torch / HARNESS_TORCH still decide when given."""
+    assert images.build_spec("cu130", wheelhouse=wheelhouse, env={}).requirement == "torch==2.13.0"
+    assert images.build_spec("cu130", env={"HARNESS_WHEELHOUSE": str(wheelhouse)}).exact_version == "2.13.0"
+    assert images.build_spec("cu130", wheelhouse=wheelhouse, torch="2.14.1", env={}).exact_version == "2.14.1"
+    (wheelhouse / "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"a second torch")
+    default = load_registry().default_torch("cu130")
+    assert images.build_spec("cu130", wheelhouse=wheelhouse, env={}).exact_version == default  # two: the default
+
+
 @pytest.mark.parametrize("field", ["index_url", "package_index_url"])
 def test_index_urls_with_credentials_are_refused(field: str) -> None:
     with pytest.raises(UsageError) as info:
@@ -148,6 +162,29 @@ def test_rocm_and_xpu_get_their_own_layer(backend_id: str, layer: str | None) ->
         assert plan.steps[1].buildargs["ROCM_VERSION"] == load_registry()["rocm7.2"].runtime_version
 
 
+@pytest.mark.parametrize(
+    ("backend_id", "tools"),
+    [("cpu", "python3"), ("cu130", ""), ("cu132", ""), ("rocm7.2", ""), ("rocm7.14", "rocminfo"), ("xpu", "")],
+)
+def test_the_image_must_bring_its_health_check_unless_the_host_or_a_layer_does(backend_id: str, tools: str) -> None:
+    """rocm7.14 has no apt layer: its rocminfo must come from the rocm-sdk-core wheel, or the image is
+    refused at build time. CUDA's nvidia-smi is injected at run time; rocm7.2's and xpu's tools come
+    with their layer, after the shared recipe's verification."""
+    assert images.common_buildargs(images.build_spec(backend_id, env={}))["EXPECT_TOOLS"] == tools
+
+
+def test_the_verifier_names_a_missing_tool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from harness.run import verify_torch
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (problem,) = verify_torch.missing_tools(["rocminfo"])
+    assert problem == f"rocminfo is not on the image's PATH ({tmp_path}); the health check runs it on the GPU host"
+    tool = tmp_path / "rocminfo"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert verify_torch.missing_tools(["rocminfo"]) == []
+
+
 def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Path) -> None:
     """Never the repository and never the wheelhouse (it is mounted into the install container)."""
     spec = images.build_spec("rocm7.2", torch="2.13.0", wheelhouse=wheelhouse, ca_bundle=CA, env={})
@@ -198,3 +235,174 @@ def test_source_url_is_stored_without_credentials(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("GITHUB_SHA", "f" * 40)
     labels = images.source_labels()
     assert labels == {"SOURCE_URL": "https://github.com/org/repo", "REVISION": "f" * 40}
+
+
+# -- what the verifier of a rocm7.14 image checks: the pip-packaged ROCm runtime -----------------
+# torch's ROCm 7.14 build bundles no ROCm library: it requires `rocm[libraries,device-all]`, the
+# `rocm` meta package (an sdist pip builds) pulls the runtime wheels in through those extras, and
+# their libraries live in `_rocm_sdk_*` packages in site-packages (no /opt/rocm). Metadata as
+# setuptools writes it for TheRock's templates (build_tools/packaging/python/templates/rocm/setup.py).
+ROCM_DISTS = {
+    "torch": ("2.15.0+rocm7.14", ["rocm[libraries,device-all]==7.14.0; platform_system == 'Linux'", "filelock"]),
+    "rocm": (
+        "7.14.0",
+        [
+            "rocm-sdk-core==7.14.0",
+            'rocm-sdk-libraries==7.14.0; extra == "libraries"',
+            'rocm-sdk-device-gfx942==7.14.0; extra == "device-all"',
+            'rocm-sdk-device-gfx1100==7.14.0; extra == "device-all" or extra == "device-gfx1100"',
+            'rocm-sdk-devel==7.14.0; extra == "devel"',
+        ],
+    ),
+    "rocm-sdk-core": ("7.14.0", []),
+    "rocm-sdk-libraries": ("7.14.0", ["rocm-sdk-core==7.14.0"]),
+    "rocm-sdk-device-gfx942": ("7.14.0", []),
+    "rocm-sdk-device-gfx1100": ("7.14.0", []),
+    "rocm-sdk-devel": ("7.14.0", []),  # installed, but nobody asked for the devel extra
+}
+ROCM_LIBRARIES = {
+    "rocm-sdk-core": [
+        "_rocm_sdk_core/lib/libamdhip64.so.7",
+        "_rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_numa.so.1",
+    ],
+    "rocm-sdk-libraries": ["_rocm_sdk_libraries/lib/libhipblas.so.3", "_rocm_sdk_libraries/lib/libMIOpen.so.1"],
+    "rocm-sdk-devel": ["_rocm_sdk_devel/lib/libdevel_only.so"],
+}
+
+
+def _fake_rocm_site(root: Path) -> Path:
+    """An installed ROCm 7.14 torch as pip leaves it: dist-infos with METADATA and RECORD, and real
+    shared libraries (compiled here) in the `_rocm_sdk_*` packages."""
+    from tests.run.test_library_check import _compile, _record_row
+
+    built = _compile(root / "built.so")
+    site = root / "site-packages"
+    site.mkdir()
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("")
+    for name, (version, requires) in ROCM_DISTS.items():
+        rows = []
+        for relpath in ROCM_LIBRARIES.get(name, []):
+            target = site / relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(built.read_bytes())
+            rows.append(_record_row(site, target))
+        info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        extras = sorted({e for r in requires for e in re.findall(r'extra == "([^"]+)"', r)})
+        meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+        meta += [f"Provides-Extra: {e}" for e in extras] + [f"Requires-Dist: {r}" for r in requires]
+        (info / "METADATA").write_text("\n".join(meta) + "\n")
+        (info / "RECORD").write_text("\n".join([*rows, f"{info.name}/RECORD,,"]) + "\n")
+    return site
+
+
+@pytest.mark.slow  # compiles libraries and loads them in a fresh interpreter
+def test_the_rocm_714_runtime_wheels_are_in_the_closure_through_the_extras(tmp_path: Path) -> None:
+    site = _fake_rocm_site(tmp_path)
+    code = (
+        "import json; from harness.run import library_check as lc; "
+        "dists = lc.dependency_closure('torch'); r = lc.check(); "
+        "print(json.dumps({'dists': [d.metadata['Name'] for d in dists], "
+        "'libs': sorted(lib.relpath for lib in lc.bundled_libraries(dists)), "
+        "'loaded': r.loaded, 'libraries': r.libraries, 'problems': r.problems}))"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],  # -S: only the fake site-packages, not this host's
+        env={"PYTHONPATH": f"{site}:{repo}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["dists"] == [
+        "rocm",
+        "rocm-sdk-core",
+        "rocm-sdk-device-gfx1100",
+        "rocm-sdk-device-gfx942",
+        "rocm-sdk-libraries",
+        "torch",
+    ]  # not rocm-sdk-devel: nobody asked for its extra (and filelock is not installed there)
+    assert found["libs"] == sorted(ROCM_LIBRARIES["rocm-sdk-core"] + ROCM_LIBRARIES["rocm-sdk-libraries"])
+    assert found["problems"] == [] and found["loaded"] == found["libraries"] == 4
+
+
+# -- the plans of what this project cannot build here (rocm7.14, rocm7.2, xpu), and cu130's ---------
+def test_the_rocm_714_plan_is_the_shared_recipe_alone_with_its_runtime_from_the_wheels() -> None:
+    """No AMD apt layer and no /opt/rocm: torch and the `rocm[libraries,device-all]` wheels from the
+    rocm7.14 index into /opt/venv, rocminfo from rocm-sdk-core checked on PATH at build time."""
+    registry = load_registry()
+    spec = images.build_spec("rocm7.14", env={})
+    plan = images.plan_build(spec)
+    assert [step.dockerfile for step in plan.steps] == ["Dockerfile"] and "Dockerfile.rocm" not in plan.files
+    args = plan.steps[0].buildargs
+    assert args["BASE_IMAGE"] == "ubuntu:24.04" == registry["rocm7.14"].base_image
+    assert args["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/rocm7.14"
+    assert args["TORCH_SPEC"] == f"torch=={registry.default_torch('rocm7.14')}"
+    assert (args["EXPECT_BUILD"], args["EXPECT_LOCAL_TAG"], args["EXPECT_RUNTIME"]) == ("rocm", "rocm7.14", "7.14")
+    assert args["TORCH_VERSION"] == f"{spec.exact_version}+rocm7.14" and args["EXPECT_TOOLS"] == "rocminfo"
+    assert "ROCM_VERSION" not in args
+    (command,) = images.plan_commands(plan)
+    assert command.startswith(f"docker build -f Dockerfile -t {plan.tag} ") and command.endswith(" '<context>'")
+    assert images.plan_build(images.build_spec("rocm7.2", env={})).tag != images.plan_build(spec).tag
+
+
+def test_the_rendered_plan_names_every_tag_input(wheelhouse: Path) -> None:
+    plan = images.plan_build(images.build_spec("rocm7.14", env={}))
+    text = "\n".join(images.render_plan(plan))
+    assert text.startswith(f"image {plan.tag} (nothing built: --dry-run)\n")
+    for name in [*plan.files, *plan.generated]:
+        assert f"file {name} sha256:" in text
+    assert "EXPECT_TOOLS=rocminfo" in text and "REVISION=" not in text.split("steps:")[0]  # labels do not hash
+    facts = images.plan_facts(plan)
+    assert facts["inputs"]["hash"] == plan.inputs_hash and facts["dockerfiles"] == ["Dockerfile"]
+    # a wheelhouse build: the system stage, the install container (no network, the wheels read-only), the image
+    offline = images.plan_build(images.build_spec("cu132", wheelhouse=wheelhouse, network="none", env={}))
+    commands = images.plan_commands(offline)
+    assert [c.split()[:2] + c.split()[2:3] for c in commands] == [
+        ["docker", "build", "--network"],
+        ["docker", "run", "--name"],
+        ["docker", "commit", "'<install>'"],
+        ["docker", "build", "--network"],
+        ["docker", "rmi", offline.venv_tag],
+    ]
+    assert "--target system" in commands[0] and f"-v {wheelhouse}:/mnt:ro" in commands[1]
+    assert "--network none" in commands[1] and f"VENV_IMAGE={offline.venv_tag}" in commands[3]
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+@pytest.mark.parametrize("backend_id", ["rocm7.14", "rocm7.2", "xpu"])
+def test_harness_build_dry_run_needs_no_engine(backend_id: str) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "build", "--backend", backend_id, "--dry-run"],
+        cwd=repo,
+        env={"PATH": "/usr/bin:/bin", "DOCKER_HOST": "unix:///nonexistent/docker.sock", "PYTHONPATH": str(repo)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    plan = images.plan_build(images.build_spec(backend_id, env={}))
+    assert done.stdout.splitlines()[0] == f"image {plan.tag} (nothing built: --dry-run)"
+    assert len([line for line in done.stdout.splitlines() if line.startswith("    ") and ". docker " in line]) == len(
+        plan.steps
+    )
+
+
+def test_the_cu130_plan_pins_its_build_as_the_real_build_test_would() -> None:
+    """What the opt-in real cu130 build (tests/docker/test_cuda_image.py) checks, without Docker: PyPI's
+    2.13.0 wheelhouse makes a +cu130 image with CUDA 13.0 expected, no layer, no tool of its own."""
+    spec = images.build_spec("cu130", torch="2.13.0", index_url="https://pypi.org/simple", env={})
+    plan = images.plan_build(spec)
+    args = plan.steps[0].buildargs
+    assert [step.dockerfile for step in plan.steps] == ["Dockerfile"]
+    assert (args["EXPECT_LOCAL_TAG"], args["EXPECT_RUNTIME"], args["EXPECT_VERSION"]) == ("cu130", "13.0", "2.13.0")
+    assert args["TORCH_VERSION"] == "2.13.0+cu130" and args["EXPECT_TOOLS"] == ""
+    assert args["TORCH_INDEX_URL"] == "https://pypi.org/simple"
+    cu132 = images.plan_build(images.build_spec("cu132", torch="2.15.0", index_url="https://pypi.org/simple", env={}))
+    assert cu132.steps[0].buildargs["EXPECT_RUNTIME"] == "13.2" and cu132.tag != plan.tag

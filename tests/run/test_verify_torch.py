@@ -39,7 +39,7 @@ def test_the_local_cpu_torch_passes_as_cpu(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # runs the verifier, which imports torch in a child
-@pytest.mark.parametrize("backend_id", ["cu126", "cu130", "rocm", "xpu"])
+@pytest.mark.parametrize("backend_id", ["cu126", "cu130", "cu132", "rocm7.2", "rocm7.14", "xpu"])
 def test_the_local_cpu_torch_is_refused_for_other_backends(backend_id: str) -> None:
     done = _run(*_claim(backend_id))
     assert done.returncode == 1

@@ -4,6 +4,8 @@ cu130 wheelhouse from PyPI runs in tests/docker/conftest.py's cu130_wheelhouse.)
 
 from __future__ import annotations
 
+import io
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -62,3 +64,113 @@ def test_the_torch_wheel_says_what_it_is(tmp_path: Path) -> None:
         )
     facts = wheelhouse.torch_wheel_facts(wheel)
     assert (facts.version, facts.build, facts.cuda, facts.hip) == ("2.13.0+cu130", "cuda", "13.0", None)
+
+
+# -- a dependency published only as an sdist (ROCm 7.14's `rocm` meta package) ----------------------
+BACKEND_PY = """
+import base64, hashlib, zipfile
+
+NAME, VERSION = "fakerocm", "7.14.0"
+REQUIRES = ["fakerocm-sdk-core==7.14.0", 'fakerocm-sdk-libraries==7.14.0; extra == "libraries"']
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    info = f"{NAME}-{VERSION}.dist-info"
+    files = {
+        "fakerocm/__init__.py": "",
+        f"{info}/METADATA": "\\n".join(
+            ["Metadata-Version: 2.1", f"Name: {NAME}", f"Version: {VERSION}", "Provides-Extra: libraries"]
+            + [f"Requires-Dist: {r}" for r in REQUIRES]
+        ) + "\\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\\nGenerator: fake\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
+    }
+    name = f"{NAME}-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(f"{wheel_directory}/{name}", "w") as archive:
+        rows = []
+        for path, text in files.items():
+            archive.writestr(path, text)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+            rows.append(f"{path},sha256={digest},{len(text)}")
+        archive.writestr(f"{info}/RECORD", "\\n".join([*rows, f"{info}/RECORD,,"]) + "\\n")
+    return name
+"""
+
+
+def _wheel(index: Path, name: str, version: str, files: dict[str, str], requires: tuple[str, ...] = ()) -> None:
+    folder = index / name
+    folder.mkdir(parents=True, exist_ok=True)
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    meta = [f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}"] + [f"Requires-Dist: {r}" for r in requires]
+    files = {**files, f"{info}/METADATA": "\n".join(meta) + "\n", f"{info}/RECORD": ""}
+    files[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: fake\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    with zipfile.ZipFile(folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+
+
+def _sdist(index: Path, name: str, version: str) -> None:
+    folder = index / name
+    folder.mkdir(parents=True, exist_ok=True)
+    members = {
+        "pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n',
+        "backend.py": BACKEND_PY,
+        "PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+    }
+    with tarfile.open(folder / f"{name}-{version}.tar.gz", "w:gz") as archive:
+        for member, text in members.items():
+            data = text.encode()
+            entry = tarfile.TarInfo(f"{name}-{version}/{member}")
+            entry.size = len(data)
+            archive.addfile(entry, io.BytesIO(data))
+
+
+def _simple_index(index: Path) -> str:
+    """PEP 503 pages over the folders, so pip reads a file:// URL as an index (no network)."""
+    for folder in index.iterdir():
+        links = "".join(f'<a href="{f.name}">{f.name}</a>\n' for f in sorted(folder.iterdir()) if f.suffix != ".html")
+        (folder / "index.html").write_text(f"<html><body>\n{links}</body></html>\n")
+    return index.as_uri()
+
+
+@pytest.mark.slow  # runs pip (download, wheel) on a local index
+def test_an_sdist_only_dependency_is_built_here_and_the_download_goes_on(tmp_path: Path) -> None:
+    """torch (a fake 2.15.0+rocm7.14) requires fakerocm[libraries], published only as an sdist as
+    AMD's `rocm` is: pip download --platform refuses sdists, so the wheelhouse builds its pure-Python
+    wheel first and then resolves what that wheel requires through the extra, all from a local index."""
+    index = tmp_path / "index"
+    version_py = "__version__ = '2.15.0+rocm7.14'\ncuda = None\nhip = '7.14.25001'\nxpu = None\n"
+    _wheel(index, "torch", "2.15.0+rocm7.14", {"torch/version.py": version_py}, ("fakerocm[libraries]==7.14.0",))
+    _sdist(index, "fakerocm", "7.14.0")
+    _wheel(index, "fakerocm-sdk-core", "7.14.0", {"_fakerocm_sdk_core/__init__.py": ""})
+    _wheel(index, "fakerocm-sdk-libraries", "7.14.0", {"_fakerocm_sdk_libraries/__init__.py": ""})
+    for name in ("pytest", "pytest-xdist", "numpy"):
+        _wheel(index, name, "1.0", {f"{name.replace('-', '_')}/__init__.py": ""})
+    url = _simple_index(index)
+    lines: list[str] = []
+    made = wheelhouse.make_wheelhouse(
+        "rocm7.14", tmp_path / "wheels", torch="2.15.0", index_url=url, package_index_url=url, progress=lines.append
+    )
+    names = sorted(w.name for w in made.path.glob("*.whl"))
+    assert names == [
+        "fakerocm-7.14.0-py3-none-any.whl",
+        "fakerocm_sdk_core-7.14.0-py3-none-any.whl",
+        "fakerocm_sdk_libraries-7.14.0-py3-none-any.whl",  # through the extra torch asks for
+        "numpy-1.0-py3-none-any.whl",
+        "pytest-1.0-py3-none-any.whl",
+        "pytest_xdist-1.0-py3-none-any.whl",
+        "torch-2.15.0+rocm7.14-py3-none-any.whl",
+    ]
+    assert made.torch.version == "2.15.0+rocm7.14" and made.torch.build == "rocm"
+    assert "  fakerocm==7.14.0 has no wheel for the image: building it from its sdist (pure Python only)" in lines
+
+
+def test_what_pip_found_no_wheel_of() -> None:
+    assert wheelhouse.sdist_only("ERROR: No matching distribution found for rocm[libraries,device-all]==7.14.0") == (
+        "rocm==7.14.0"
+    )
+    assert wheelhouse.sdist_only("ERROR: No matching distribution found for torch==2.15.0") is None  # just missing
+    assert wheelhouse.sdist_only("ERROR: Could not install packages due to an OSError") is None

@@ -99,6 +99,181 @@ def _memory_api_stops_refusing() -> None:
     torch.accelerator.memory_allocated = lambda *a, **k: 0
 
 
+# ---------------------------------------------------------------- 2.13-2.15 device features (issue 19)
+# torch 2.13.0+cpu lacks some of these APIs (they arrived in 2.14/2.15) and has no device: a stand-in of
+# the API that misbehaves the way a faulty build would lets the test's own logic be proven to fail here.
+
+
+def _graph_takes_a_stream() -> None:
+    """torch.accelerator.Graph grows a stream argument (it would no longer capture on the current stream)."""
+    import torch
+
+    real = torch.accelerator.Graph
+
+    class Graph(real):  # type: ignore[misc, valid-type]
+        def __init__(self, keep_graph=False, *, pool=None, capture_error_mode="default", stream=None):
+            super().__init__(keep_graph, pool=pool, capture_error_mode=capture_error_mode)
+
+    torch.accelerator.Graph = Graph
+
+
+def _graph_builds_without_a_device() -> None:
+    """torch.accelerator.Graph constructs on a host without an accelerator and captures nothing."""
+    import torch
+
+    class Graph:
+        def __init__(self, keep_graph=False, *, pool=None, capture_error_mode="default"):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def replay(self):
+            pass
+
+    torch.accelerator.Graph = Graph
+
+
+def _compile_drops_reduce_overhead() -> None:
+    """torch.compile ignores mode=: reduce-overhead silently records no device graph and skips nothing."""
+    import torch
+
+    real = torch.compile
+
+    def compile(model=None, **kwargs):
+        kwargs.pop("mode", None)
+        return real(model, **kwargs)
+
+    torch.compile = compile
+
+
+def _xpu_graph_builds_without_a_device() -> None:
+    """torch.xpu.XPUGraph constructs on a build without XPU instead of refusing."""
+    import torch
+
+    class XPUGraph:
+        def __init__(self, keep_graph=False):
+            pass
+
+    torch.xpu.XPUGraph = XPUGraph
+
+
+TELEMETRY = ("temperature", "clock_rate", "power_draw", "utilization", "memory_usage", "device_memory_used")
+
+
+def _xpu_telemetry_answers_without_a_device() -> None:
+    """Every torch.xpu telemetry query answers 0 on a host without an Intel GPU instead of refusing."""
+    import torch
+
+    def reading(name):
+        def query(device: object = None) -> float:
+            return 0.0
+
+        query.__name__ = name
+        return query
+
+    for name in TELEMETRY:
+        setattr(torch.xpu, name, reading(name))
+
+
+def _xpu_temperature_takes_an_index() -> None:
+    """torch.xpu.temperature takes a device index instead of device=None."""
+    import torch
+
+    def temperature(device_id: int = 0) -> float:
+        return 0.0
+
+    torch.xpu.temperature = temperature
+
+
+def _xpu_process_list_stand_in() -> None:
+    """A torch.xpu.list_gpu_processes (2.14) that neither mirrors CUDA's signature nor refuses without XPU."""
+    import torch
+
+    def list_gpu_processes(device_index=None) -> str:
+        return ""
+
+    torch.xpu.list_gpu_processes = list_gpu_processes
+
+
+def _mx_scaled_mm_ignores_scales() -> None:
+    """MXFP8 scaled_mm on the CPU multiplies the fp8 elements and drops their e8m0 block scales."""
+    import torch
+    import torch.nn.functional as F
+
+    real = F.scaled_mm
+    fp8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+    def scaled_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b, *args, **kwargs):
+        if mat_a.device.type == "cpu" and mat_a.dtype in fp8 and scale_recipe_a == F.ScalingType.BlockWise1x32:
+            return (mat_a.float() @ mat_b.float()).to(kwargs.get("output_dtype") or torch.bfloat16)
+        return real(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b, *args, **kwargs)
+
+    F.scaled_mm = scaled_mm
+
+
+def _symmetric_memory_stand_in() -> None:
+    """symm_mem.empty hands out a plain CPU tensor, and rendezvous takes a group name, not a group."""
+    import torch
+    import torch.distributed._symmetric_memory as symm_mem
+
+    def empty(*size, dtype=None, device=None):
+        return torch.empty(*size, dtype=dtype, device=device)
+
+    def rendezvous(tensor, group_name):
+        raise RuntimeError("stand-in")
+
+    symm_mem.empty, symm_mem.rendezvous = empty, rendezvous
+
+
+def _cuda13_build_targets_volta() -> None:
+    """This build poses as a +cu130 wheel whose architecture list still has sm_70 (Volta)."""
+    import torch
+    from torch.torch_version import TorchVersion
+
+    torch.__version__ = TorchVersion(torch.__version__.split("+")[0] + "+cu130")
+    torch.version.cuda = "13.0"
+    torch.cuda.get_arch_list = lambda: ["sm_70", "sm_75", "sm_80", "sm_90"]
+
+
+def _cpu_build_lists_cuda_archs() -> None:
+    """A CPU build claims a CUDA architecture."""
+    import torch
+
+    torch.cuda.get_arch_list = lambda: ["sm_75"]
+
+
+def _rocm714_facade() -> None:
+    """This build poses as a +rocm7.14 wheel (which must load its HIP runtime from a pip package)."""
+    import torch
+    from torch.torch_version import TorchVersion
+
+    torch.__version__ = TorchVersion(torch.__version__.split("+")[0] + "+rocm7.14")
+    torch.version.hip = "7.14.0"
+
+
+def _mps_streams_stand_in() -> None:
+    """torch.mps stream API (2.15) whose set_stream differs from CUDA's and whose Stream builds without MPS."""
+    import contextlib
+
+    import torch
+
+    class Stream:
+        def __init__(self, *args, **kwargs):
+            self.stream_id = 1
+
+        def synchronize(self):
+            pass
+
+    torch.mps.Stream = Stream
+    torch.mps.stream = lambda stream: contextlib.nullcontext()
+    torch.mps.current_stream = torch.mps.default_stream = Stream
+    torch.mps.set_stream = lambda s: None
+
+
 SABOTAGE = {
     "compile-garbage": _compile_returns_garbage,
     "sdpa-off": _sdpa_off_by_a_little,
@@ -106,6 +281,19 @@ SABOTAGE = {
     "all-reduce-drops-rank": _all_reduce_drops_a_rank,
     "quantizer-distorts": _quantizer_distorts,
     "memory-api-no-refusal": _memory_api_stops_refusing,
+    "graph-takes-stream": _graph_takes_a_stream,
+    "graph-builds-without-device": _graph_builds_without_a_device,
+    "compile-drops-reduce-overhead": _compile_drops_reduce_overhead,
+    "xpu-graph-builds-without-device": _xpu_graph_builds_without_a_device,
+    "xpu-telemetry-answers-without-device": _xpu_telemetry_answers_without_a_device,
+    "xpu-temperature-takes-index": _xpu_temperature_takes_an_index,
+    "xpu-process-list-stand-in": _xpu_process_list_stand_in,
+    "mx-scaled-mm-ignores-scales": _mx_scaled_mm_ignores_scales,
+    "symmetric-memory-stand-in": _symmetric_memory_stand_in,
+    "cuda13-build-targets-volta": _cuda13_build_targets_volta,
+    "cpu-build-lists-cuda-archs": _cpu_build_lists_cuda_archs,
+    "rocm714-facade": _rocm714_facade,
+    "mps-streams-stand-in": _mps_streams_stand_in,
 }
 
 

@@ -20,21 +20,22 @@ _TITLES: Final = {
 }
 
 
-def feature_summary(column: ColumnDiff) -> list[str]:
-    """'linalg: partial → supported, 3 tests newly failing' for each feature that moved."""
+def release_notes(column: ColumnDiff, names: dict[str, str] | None = None) -> list[str]:
+    """What the newer build's release brought: its new rows, and its device API against the older build's."""
     lines = []
-    for change in column.features:
-        if not change.changed:
-            continue
-        line = f"{change.feature}: {change.before.value} → {change.after.value}"
-        if change.before is change.after:
-            line = f"{change.feature}: {change.after.value}"
-        counts = []
-        if change.newly_failing:
-            counts.append(f"{change.newly_failing} test(s) newly failing")
-        if change.newly_passing:
-            counts.append(f"{change.newly_passing} newly passing")
-        lines.append(line + (", " + ", ".join(counts) if counts else ""))
+    if column.new_features:
+        rows = ", ".join(f"{text((names or {}).get(f, f))} ({code(f, table=False)})" for f in column.new_features)
+        lines += ["", f"New rows in this release: {rows}."]
+    api = column.device_api
+    if api is not None:
+        line = f"Device API: {text(api.summary(column.new.torch))} by the suites"
+        if api.tested:
+            line += " (" + ", ".join(code(a, table=False) for a in api.tested[:20]) + ")"
+        untested = [a for a in api.added if a not in api.tested]
+        if untested:
+            more = f", … {len(untested) - 20} more" if len(untested) > 20 else ""
+            line += "; not exercised: " + ", ".join(code(a, table=False) for a in untested[:20]) + more
+        lines += ["", line + "."]
     return lines
 
 
@@ -69,9 +70,10 @@ def render_diff_markdown(report: DiffReport, max_items: int = 200) -> str:
             ]
     for column in report.columns:
         moved = [c for c in column.features if c.changed]
-        if not moved and not any(column.changes.values()):
+        if not moved and not any(column.changes.values()) and not release_notes(column):
             continue
         lines += ["", f"### {_pair_title(column)}"]
+        lines += release_notes(column)
         if moved:
             lines += ["", "| Feature | Before | After | Newly failing | Newly passing |", "|---|---|---|---|---|"]
             for change in moved:

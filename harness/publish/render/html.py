@@ -17,7 +17,6 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,6 +33,7 @@ from harness.publish.render.figures import feature_figures
 from harness.publish.render.page_parts import build_parts, history_head
 from harness.publish.render.page_parts import trim_text as trim
 from harness.publish.render.symbols import PAGE_OUTCOME_SYMBOLS, PAGE_STATE_SYMBOLS
+from harness.torch_build import version_sort_key
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
 DATA_DIR: Final = "data"  # where a page's parts go beside it when it does not hold them
@@ -176,36 +176,58 @@ class Page:
     part_bytes: int  # the size of all parts together
 
 
+def _line_name(matrix: Matrix, line: tuple[str, str]) -> str:
+    family, device = line
+    if family == "cpu":
+        return "CPU (the CPU build, and every build run without its device)"
+    names = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "Intel XPU"}
+    return f"{names.get(family, family)} on {device}" if device else names.get(family, family)
+
+
 def _releases(matrix: Matrix, col_index: dict[str, int], feat_index: dict[str, int]) -> list[dict[str, Any]]:
-    """Per backend (and variant) with two or more torch builds: its columns oldest first, and per
-    step from one build to the next, each feature's newly failing and newly passing tests."""
-    groups: dict[tuple[str, str], list[int]] = {}
+    """Per release line (where the tests ran: see Column.release_line) with two or more torch
+    builds: its columns oldest first (a release that does not ship a build says so), and per step
+    from one build to the next, each feature's newly failing and newly passing tests, the rows new in
+    the newer release and the device API it added (how much of it the suites exercise)."""
+    groups: dict[tuple[str, str], list[Column]] = {}
     for column in matrix.columns:
         if column.has_data or not column.shipped:  # a release that does not ship the build says so
-            groups.setdefault(column.build_key, []).append(col_index[column.id])
-    pairs = {(a, b) for a, b in release_pairs(matrix)}
+            groups.setdefault(column.release_line, []).append(column)
+    pairs = release_pairs(matrix)
     out = []
-    for (backend, variant), columns in groups.items():
-        if sum(matrix.columns[c].has_data for c in columns) < 2 and len(columns) < 2:
-            continue
+    for line, columns in groups.items():
+        columns.sort(key=lambda c: (version_sort_key(c.torch or c.release_series), col_index[c.id]))
+        ids = {c.id for c in columns}
         steps = []
-        data_columns = [c for c in columns if matrix.columns[c].has_data]
-        for a, b in pairwise(data_columns):
-            old, new = matrix.columns[a], matrix.columns[b]
-            if (old.id, new.id) not in pairs:
+        for old_id, new_id in pairs:
+            if new_id not in ids:
                 continue
-            change = diff_columns(matrix, old, matrix, new)
+            old, new = matrix.column(old_id), matrix.column(new_id)
+            change = diff_columns(matrix, old, matrix, new)  # type: ignore[arg-type]
+            api = change.device_api
             steps.append(
                 {
-                    "a": a,
-                    "b": b,
+                    "a": col_index[old_id],
+                    "b": col_index[new_id],
                     "features": {
                         feat_index[f.feature]: [f.newly_failing, f.newly_passing] for f in change.features if f.changed
                     },
+                    "new": [feat_index[f] for f in change.new_features if f in feat_index],
+                    "api": api.summary(new.torch) if api else None,  # type: ignore[union-attr]
+                    "api_new": list(api.added[:200]) if api else [],
+                    "api_tested": list(api.tested) if api else [],
                 }
             )
-        name = matrix.columns[columns[0]].heading
-        out.append({"backend": backend, "variant": variant, "name": name, "cols": columns, "steps": steps})
+        if len([c for c in columns if c.has_data]) < 2:
+            continue
+        out.append(
+            {
+                "line": list(line),
+                "name": _line_name(matrix, line),
+                "cols": [col_index[c.id] for c in columns],
+                "steps": steps,
+            }
+        )
     return out
 
 

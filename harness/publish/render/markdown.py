@@ -8,12 +8,13 @@ from collections.abc import Callable
 from typing import Final
 
 from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix
-from harness.outcomes import OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
+from harness.outcomes import BAD, OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
+from harness.publish.diff import diff_columns, release_pairs
 from harness.publish.render import figures as figs
 from harness.publish.render.mdtext import code, first_line, link, text
 
 GITHUB_SUMMARY_LIMIT: Final = 1024 * 1024
-_PROBLEMS: Final = (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT, Outcome.CRASHED)
+_PROBLEMS: Final = tuple(o for o in Outcome if o in BAD)  # the failing outcomes, in taxonomy order
 
 
 def state_word(state: Rollup) -> str:
@@ -179,6 +180,33 @@ def _problem_lists(matrix: Matrix, max_items: int | None, msg_limit: int) -> lis
     return out
 
 
+def _releases(matrix: Matrix) -> list[str]:
+    """Release over release, one line per step of each release line: the features that moved, the
+    rows the release brought, and its device API against the previous build's."""
+    pairs = release_pairs(matrix)
+    if not pairs:
+        return []
+    titles = {f.id: f.title for f in matrix.features}
+    lines = ["", "### Release over release", ""]
+    for old_id, new_id in pairs:
+        old, new = matrix.column(old_id), matrix.column(new_id)
+        change = diff_columns(matrix, old, matrix, new)  # type: ignore[arg-type]
+        moved = [
+            f"{code(f.feature, table=False)} {state_word(f.before)} → {state_word(f.after)}"
+            + (f" ({f.newly_failing} newly failing)" if f.newly_failing else "")
+            for f in change.features
+            if f.changed
+        ]
+        parts = [", ".join(moved) if moved else "no feature changed"]
+        if change.new_features:
+            parts.append("new rows: " + ", ".join(text(titles.get(f, f)) for f in change.new_features))
+        if change.device_api is not None:
+            parts.append(text(change.device_api.summary(None)) + " by the suites")
+        head = f"**{text(new.label)}** after {text(old.label)}"  # type: ignore[union-attr]
+        lines.append(f"- {head}: " + "; ".join(parts))
+    return lines
+
+
 def _errors(matrix: Matrix) -> list[str]:
     lines: list[str] = []
     for column in matrix.columns:
@@ -225,6 +253,8 @@ def _body(
         lines += ["", "### Environments", "", *(environment_line(c) for c in matrix.columns)]
         if any(c.reproduce for c in matrix.columns):
             lines += ["", "_To rerun one test, add `--test <test id>` to its column's rerun command._"]
+    if environments:
+        lines += _releases(matrix)
     if max_items != 0:
         lines += _problem_lists(matrix, max_items, msg_limit)
     elif any(c.failures for c in matrix.columns):

@@ -10,7 +10,6 @@ from typing import Final
 from harness.model import Column, Matrix
 from harness.outcomes import BAD
 from harness.publish.diff import ChangeKind, ColumnDiff, DiffReport, diff_matrices, matching_pairs
-from harness.publish.render.diffmd import feature_summary
 from harness.publish.render.markdown import state_label
 from harness.publish.render.mdtext import code, link, text
 
@@ -93,12 +92,11 @@ def _column_section(diff: ColumnDiff, cap: int) -> list[str]:
         ]
     failing = diff.regressions
     passing = diff.changes[ChangeKind.NEWLY_PASSING]
-    moved = feature_summary(diff)
-    if not (failing or passing or moved):
+    changed = [f for f in diff.features if f.changed]
+    if not (failing or passing or changed):
         return []
     title = f"{text(diff.new.display_name)} {code(diff.new.id, table=False)}"
     lines = ["", f"### {title}: {len(failing)} newly failing, {len(passing)} newly passing"]
-    changed = [f for f in diff.features if f.changed]
     if changed:
         lines += [
             "",

@@ -387,13 +387,14 @@
       head.appendChild(th);
     });
     table.appendChild(head);
+    function stepInto(ci) { return rel.steps.filter(function (s) { return s.b === ci; })[0]; }
     feats.forEach(function (f, fi) {
       var tr = el("tr");
       tr.setAttribute("data-feature", f.id);
       tr.appendChild(el("th", null, f.title));
       rel.cols.forEach(function (ci, k) {
+        var step = stepInto(ci);
         if (k > 0) {
-          var step = rel.steps.filter(function (s) { return s.b === ci; })[0];
           var ch = step && step.features[fi];
           var parts = [];
           if (ch && ch[0]) parts.push(ch[0] + " newly failing");
@@ -404,10 +405,26 @@
         var td = el("td", "state st-" + state, stateLabel(state));
         td.setAttribute("data-col", cols[ci].id);
         td.setAttribute("data-state", state);
+        if (step && step.new.indexOf(fi) >= 0) {
+          td.appendChild(el("span", "tag new-in", "NEW IN " + (cols[ci].release || ""))).title = "this row arrived with torch " + cols[ci].release;
+          td.setAttribute("data-new", "1");
+        }
         tr.appendChild(td);
       });
       table.appendChild(tr);
     });
+    // The device API of each build against the previous one, and how much of what is new the suites exercise.
+    var apiRow = el("tr", "device-api");
+    apiRow.appendChild(el("th", null, "Device API"));
+    rel.cols.forEach(function (ci, k) {
+      var step = stepInto(ci);
+      if (k > 0) apiRow.appendChild(el("td", "step"));
+      var td = el("td", "api", step && step.api ? step.api : "");
+      td.setAttribute("data-col", cols[ci].id);
+      if (step && step.api_new.length) td.title = "new: " + step.api_new.join(", ") + (step.api_tested.length ? "\ntested: " + step.api_tested.join(", ") : "");
+      apiRow.appendChild(td);
+    });
+    table.appendChild(apiRow);
     box.replaceChildren(table);
     box.hidden = false;
   }

@@ -1,0 +1,52 @@
+"""Facts about the suites a cell runs: their feature rows (features.toml) and their version."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import tomllib
+from pathlib import Path
+
+from harness.cell import FeatureInfo
+from harness.errors import UsageError
+
+
+def load_features(suites_dir: Path, path: Path | None = None) -> dict[str, FeatureInfo]:
+    """The rows the suites declare (title, since, claim, scope, source), for the manifest: from
+    `path`, else the suites' own features.toml."""
+    path = path or suites_dir / "features.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if path != suites_dir / "features.toml":
+            raise UsageError(f"features file {path} not found") from None
+        raise UsageError(f"{suites_dir}: no features.toml", hint="is this the suites/ directory?") from None
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"{path}: invalid TOML: {err}") from err
+    features = data.get("features")
+    if not isinstance(features, dict):
+        raise UsageError(f"{path}: needs [features.<id>] tables")
+    return {str(fid): FeatureInfo.from_json(info) for fid, info in features.items() if isinstance(info, dict)}
+
+
+def suite_sha(suites_dir: Path) -> str:
+    """The git commit of the suites (+dirty when they differ from it), else a content hash."""
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(suites_dir), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(suites_dir), "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        digest = hashlib.sha256()
+        for path in sorted(suites_dir.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(suites_dir)).encode())
+                digest.update(path.read_bytes())
+        return "content:" + digest.hexdigest()[:16]

@@ -1,0 +1,76 @@
+"""MX-format ``scaled_mm`` (2.14: "Added MXFP8 and MXFP4 support for scaled_mm" on XPU, pytorch#193756).
+
+``torch.nn.functional.scaled_mm`` with ``ScalingType.BlockWise1x32`` and ``float8_e8m0fnu`` scales, on
+the probed device: MXFP8 (e4m3fn and e5m2 elements) and MXFP4 (packed ``float4_e2m1fn_x2``), 128x128x128,
+bfloat16 output, against the exact float64 product of the dequantised operands. Scales are offered in
+the 32x4x4 swizzled layout first (what cuBLAS takes), then unswizzled; the layout a backend accepted is
+recorded as ``scaled_mm.scale_layout``. A device that refuses every layout lacks MX ``scaled_mm``:
+``[unsupported]`` with its own words (the CPU refuses today; CUDA needs sm_100+, XPU next-generation GPUs).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from _support.mx import MXOperand, mxfp4, mxfp8, swizzle_32_4_4
+from _support.requires import api, requires, skip_unsupported
+from _support.tolerances import MX_SCALED_MM
+
+M = N = K = 128
+CASES = {
+    "mxfp8-e4m3fn": lambda rows, gen: mxfp8(rows, K, torch.float8_e4m3fn, gen),
+    "mxfp8-e5m2": lambda rows, gen: mxfp8(rows, K, torch.float8_e5m2, gen),
+    "mxfp4": lambda rows, gen: mxfp4(rows, K, gen),
+}
+
+pytestmark = requires(
+    api("torch.nn.functional.scaled_mm"),
+    api("torch.nn.functional.ScalingType.BlockWise1x32"),
+    api("torch.nn.functional.SwizzleType.SWIZZLE_32_4_4"),
+    api("torch.float8_e8m0fnu"),
+    api("torch.float4_e2m1fn_x2"),
+)
+
+
+def _scaled_mm(a: MXOperand, b: MXOperand, device: torch.device) -> tuple[torch.Tensor | None, str, list[str]]:
+    """The product on ``device`` in the first scale layout it accepts, that layout, and every refusal."""
+    block = F.ScalingType.BlockWise1x32
+    layouts = [
+        ("SWIZZLE_32_4_4", F.SwizzleType.SWIZZLE_32_4_4, swizzle_32_4_4),
+        ("NO_SWIZZLE", F.SwizzleType.NO_SWIZZLE, lambda s: s),
+    ]
+    refusals = []
+    mat_a, mat_b = a.elements.to(device), b.elements.to(device).t()  # mat_b column-major, (K, N)
+    for name, swizzle, arrange in layouts:
+        scale_a, scale_b = arrange(a.scales).to(device), arrange(b.scales).to(device)
+        try:
+            out = F.scaled_mm(
+                mat_a, mat_b, scale_a, block, scale_b, block, swizzle_a=swizzle, swizzle_b=swizzle,
+                output_dtype=torch.bfloat16,
+            )  # fmt: skip
+        except (RuntimeError, ValueError, NotImplementedError) as e:
+            refusals.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            continue
+        return out, name, refusals
+    return None, "", refusals
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_mx_scaled_mm_matches_dequantized_reference(case: str, device: torch.device, record_property) -> None:
+    gen = torch.Generator().manual_seed(0)
+    a, b = CASES[case](M, gen), CASES[case](N, gen)
+    out, layout, refusals = _scaled_mm(a, b, device)
+    if out is None:
+        skip_unsupported(f"{case} scaled_mm on {device.type} refused every scale layout: " + "; ".join(refusals))
+    record_property("scaled_mm.scale_layout", layout)
+    want = a.values @ b.values.t()
+    assert out.shape == (M, N) and out.dtype == torch.bfloat16, f"{case}: got {out.dtype} {tuple(out.shape)}"
+    tol = MX_SCALED_MM.kwargs()
+    torch.testing.assert_close(
+        out.double().cpu(),
+        want,
+        rtol=tol["rtol"],
+        atol=tol["atol"] * float(want.abs().max()),
+        msg=lambda m: f"{case} scaled_mm on {device} ({layout} scales) vs the dequantized float64 product: {m}",
+    )

@@ -1,0 +1,63 @@
+"""The committed real cells (tests/data/cells, tests/data/cells-sample), merged once per session.
+
+Fast tests of the merge and publish wings read these instead of running pytest: they are what real
+runs wrote (tests/data/make_cells.py). The merge reads them in this process (jobs=1) and never
+writes to them; the matrices are frozen, so sharing them between tests is safe.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Final
+
+from harness.model import Matrix
+
+DATA: Final = Path(__file__).resolve().parent / "data"
+CELLS: Final = DATA / "cells"
+SAMPLES: Final = DATA / "cells-sample"
+
+
+def cell_dirs() -> list[Path]:
+    """The real suites on three torch builds: cpu-2.13.0, cu130-2.13.0-cpu-only, cu130-2.14.1-cpu-only."""
+    return sorted(p for p in CELLS.iterdir() if p.is_dir())
+
+
+def sample_dirs() -> list[Path]:
+    """A small suite's baseline run, its newer run, and a NO DATA (infra-error) cell."""
+    return sorted(p for p in SAMPLES.iterdir() if p.is_dir())
+
+
+def all_cell_dirs() -> list[Path]:
+    return cell_dirs() + sample_dirs()
+
+
+@functools.cache
+def releases_matrix() -> Matrix:
+    """The three committed cells of the real suites merged: passes, skips, xfails, measurements."""
+    from harness.merge.combine import merge_cell_dirs
+
+    return merge_cell_dirs(cell_dirs(), jobs=1)
+
+
+@functools.cache
+def sample_matrices() -> tuple[Matrix, Matrix]:
+    """(baseline, newer run with a NO DATA column): failures, regressions, hostile test ids."""
+    from harness.merge.combine import merge_cell_dirs
+
+    base = merge_cell_dirs([SAMPLES / "publishing-base"], jobs=1)
+    new = merge_cell_dirs([SAMPLES / "publishing-new", SAMPLES / "publishing-nodata"], jobs=1)
+    return base, new
+
+
+def as_groups(collected: dict[str, Any]) -> dict[str, Any]:
+    """A format 1 collected.json (`tests`: one object per test) in format 2's layout (`groups`: ids
+    per feature and scope, in collection order), as today's cell plugin writes it."""
+    groups: list[dict[str, Any]] = []
+    for test in collected["tests"]:
+        key = (test.get("feature"), test.get("scope"))
+        if groups and (groups[-1]["feature"], groups[-1]["scope"]) == key:
+            groups[-1]["tests"].append(test["nodeid"])
+        else:
+            groups.append({"feature": key[0], "scope": key[1], "tests": [test["nodeid"]]})
+    return {"count": collected["count"], "collect_errors": collected.get("collect_errors", []), "groups": groups}

@@ -1,0 +1,268 @@
+"""The cell contract's core (harness/cell.py): the manifest as a type survives a round trip of every
+committed real manifest; a bad identity is refused in one line that names the file; a cell dir is
+built aside and renamed into place (a failure leaves nothing, two in one second are both kept);
+default cell ids and the environment's redaction."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import cell
+from harness.cell import (
+    CELL_FORMAT,
+    CellDir,
+    CellStatus,
+    Manifest,
+    building_cell,
+    default_cell_id,
+    read_manifest,
+    redact_env,
+    valid_cell_id,
+)
+from harness.errors import EXIT_INPUT, InputError
+from tests.committed import all_cell_dirs
+
+MANIFESTS = [d / "manifest.json" for d in all_cell_dirs()]
+
+
+def _raw(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# -- the manifest as a type ----------------------------------------------------------------------
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.parent.name)
+def test_committed_manifests_round_trip_unchanged(path: Path) -> None:
+    """Every key a real run wrote comes back as written; the only key added is the cell format,
+    1 for these cells written before the format was versioned."""
+    raw = _raw(path)
+    manifest = Manifest.from_json(raw)
+    out = manifest.to_json()
+    assert {k: out[k] for k in raw} == raw
+    assert set(out) - set(raw) == {"cell_format"} and out["cell_format"] == 1
+    again = Manifest.from_json(out)
+    assert again == manifest and again.to_json() == out
+
+
+def test_committed_manifest_fields_are_typed() -> None:
+    manifest = read_manifest(next(p for p in MANIFESTS if p.parent.name == "cu130-2.14.1-cpu-only"))
+    assert manifest.cell_id == "cu130-2.14.1-cpu-only" and manifest.backend == "cu130"
+    assert manifest.status is CellStatus.COMPLETED and manifest.completed and manifest.own_suites
+    assert manifest.torch == "2.14.1+cu130" and manifest.variant == "cpu-only"
+    assert manifest.planned is not None and isinstance(manifest.planned.pytest_args, tuple)
+    assert manifest.features["linalg"].title
+
+
+def test_written_manifest_reads_back_equal(tmp_path: Path) -> None:
+    manifest = read_manifest(MANIFESTS[0])
+    cell_dir = CellDir(tmp_path)
+    cell_dir.write_manifest(manifest)
+    assert cell_dir.read_manifest() == manifest
+    assert stat.S_IMODE(cell_dir.manifest.stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"], "no temp file left behind"
+
+
+def test_lenient_parts_of_a_manifest_never_raise() -> None:
+    """Only the identity is validated; everything else that is malformed is left empty."""
+    manifest = Manifest.from_json(
+        {
+            "cell_id": "c",
+            "backend": "cpu",
+            "run_id": "r",
+            "status": "exploded",
+            "run_attempt": True,
+            "runner": ["not", "a", "map"],
+            "environment": "nope",
+            "image": 3,
+            "planned": {"workers": [1], "test_timeout": "60", "pytest_args": "-x"},
+            "features": {"a": {"title": 7}, "b": "no"},
+            "exit": {"code": True, "signal": "", "meaning": None, "container": "c1"},
+        }
+    )
+    assert manifest.status is None and manifest.run_attempt == 1
+    assert manifest.runner == cell.RunnerInfo() and manifest.environment is None and manifest.image is None
+    assert manifest.planned == cell.Planned(workers="auto", test_timeout=None, pytest_args=())
+    assert dict(manifest.features) == {"a": cell.FeatureInfo()}
+    assert manifest.exit == cell.ExitInfo(code=None, signal=None, meaning="unknown", details={"container": "c1"})
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("manifest_version", "1.0"), ("manifest_version", [1]), ("status", ["completed"]), ("status", {})],
+    ids=["version-text", "version-list", "status-list", "status-object"],
+)
+def test_malformed_fields_are_lenient_or_an_input_error(tmp_path: Path, key: str, value: object) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({**_raw(MANIFESTS[0]), key: value}), encoding="utf-8")
+    try:
+        manifest = read_manifest(path)
+    except InputError as err:
+        assert str(err).startswith(str(path))
+    else:
+        assert manifest.manifest_version == cell.MANIFEST_VERSION and manifest.status in (None, CellStatus.COMPLETED)
+
+
+# -- identity errors name the file ---------------------------------------------------------------
+def _write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "cell" / "manifest.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _identity(**changes: object) -> dict:
+    data = {"cell_id": "cpu-host", "backend": "cpu", "run_id": "20261201T000000Z-abcdef"}
+    data.update(changes)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (_identity(cell_id=None), "manifest lacks 'cell_id'"),
+        (_identity(backend=""), "manifest lacks 'backend'"),
+        (_identity(run_id=5), "manifest lacks 'run_id'"),
+        (_identity(cell_id="cpu-host\n"), "invalid cell id 'cpu-host\\n'"),
+        (_identity(cell_id="../escape"), "invalid cell id '../escape'"),
+        (_identity(cell_format=3), "cell format 3 is not one this harness reads ((1, 2))"),
+        (_identity(cell_format="2"), "cell format '2' is not one"),
+        (["a", "list"], "manifest must be a JSON object"),
+    ],
+    ids=[
+        "no-cell-id",
+        "empty-backend",
+        "run-id-not-text",
+        "trailing-newline",
+        "path",
+        "format-3",
+        "format-str",
+        "list",
+    ],
+)
+def test_identity_errors_name_the_file(tmp_path: Path, data: object, fragment: str) -> None:
+    path = _write(tmp_path, data)
+    with pytest.raises(InputError) as caught:
+        read_manifest(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: "), message
+    assert fragment in message
+    assert caught.value.exit_code == EXIT_INPUT
+    assert "\n" not in message.replace("\\n", ""), "one line"
+
+
+def test_unknown_cell_format_says_how_to_fix_it(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="merge it with the harness version that wrote it, or a newer one"):
+        read_manifest(_write(tmp_path, _identity(cell_format=CELL_FORMAT + 1)))
+
+
+def test_unreadable_manifests_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"no manifest\.json \(not a cell dir written by `harness run`\)") as caught:
+        read_manifest(tmp_path / "empty" / "manifest.json")
+    assert str(caught.value).startswith(str(tmp_path / "empty"))
+    path = _write(tmp_path, {})
+    path.write_text('{"cell_id": "x",\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"not valid JSON \(.* at line 2\)") as caught:
+        read_manifest(path)
+    assert str(caught.value).startswith(str(path))
+
+
+@pytest.mark.parametrize("good", ["a", "cu130-2.14.1-cpu-only", "A_b.c-9", "x" * 128])
+def test_valid_cell_ids(good: str) -> None:
+    assert valid_cell_id(good) == good
+
+
+@pytest.mark.parametrize("bad", ["", "-leading", ".hidden", "x" * 129, "a b", "a/b", "a\n", "\na", "é", None, 7])
+def test_invalid_cell_ids(bad: object) -> None:
+    with pytest.raises(InputError, match="invalid cell id") as caught:
+        valid_cell_id(bad)  # type: ignore[arg-type]
+    assert "letters, digits" in str(caught.value)
+
+
+# -- building a cell dir ----------------------------------------------------------------------
+def test_a_built_cell_is_renamed_into_place(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    with building_cell(results, "cpu-host") as built:
+        assert built.path.parent == results and built.path.name.startswith(".cpu-host.")
+        (built.path / "output.log").write_text("hello", encoding="utf-8")
+    (final,) = results.iterdir()
+    assert built.path == final
+    assert final.name.startswith("cpu-host-") and len(final.name) == len("cpu-host-20261201T000000Z")
+    assert (final / "output.log").read_text(encoding="utf-8") == "hello"
+    assert stat.S_IMODE(final.stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize("error", [RuntimeError("boom"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_a_failure_inside_leaves_nothing_in_the_results_dir(tmp_path: Path, error: BaseException) -> None:
+    results = tmp_path / "results"
+    with pytest.raises(type(error)), building_cell(results, "cpu-host") as built:
+        (built.path / "manifest.json").write_text("{}", encoding="utf-8")
+        raise error
+    assert list(results.iterdir()) == []
+
+
+def test_an_invalid_cell_id_is_refused_before_anything_is_made(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="invalid cell id"), building_cell(tmp_path / "results", "bad id"):
+        pass
+    assert not (tmp_path / "results").exists()
+
+
+def test_cells_of_one_id_in_the_same_second_are_all_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen = time.gmtime(1_796_083_200)  # 2026-12-01T00:00:00Z
+    monkeypatch.setattr(cell.time, "gmtime", lambda *_: frozen)
+    results = tmp_path / "results"
+    made = []
+    for n in range(3):
+        with building_cell(results, "cpu-host") as built:
+            (built.path / "n").write_text(str(n), encoding="utf-8")
+        made.append(built.path.name)
+    assert made == ["cpu-host-20261201T000000Z", "cpu-host-20261201T000000Z-2", "cpu-host-20261201T000000Z-3"]
+    assert [(results / name / "n").read_text(encoding="utf-8") for name in made] == ["0", "1", "2"]
+    assert sorted(p.name for p in results.iterdir()) == sorted(made), "nothing hidden left behind"
+
+
+# -- default cell ids, redaction ---------------------------------------------------------------
+def test_default_cell_id_names_backend_build_variant_and_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cell.socket, "gethostname", lambda: "runner 7_x.example")
+    assert default_cell_id("cu130") == "cu130-runner-7-x.example"
+    assert default_cell_id("cu130", "2.14.0+cu130", "cpu-only") == "cu130-2.14.0-cu130-cpu-only-runner-7-x.example"
+    assert default_cell_id("cpu", "2.16.0.dev20261130") == "cpu-2.16.0.dev20261130-runner-7-x.example"
+
+
+@pytest.mark.parametrize("host", ["", "h" * 300, "?!*", "ünïcödé"])
+def test_default_cell_id_is_always_a_valid_id(monkeypatch: pytest.MonkeyPatch, host: str) -> None:
+    monkeypatch.setattr(cell.socket, "gethostname", lambda: host)
+    cell_id = default_cell_id("rocm7.2", "2.15.0+rocm7.2" + "9" * 200, "cpu-only")
+    assert valid_cell_id(cell_id) == cell_id and len(cell_id) <= 128
+    if not host:
+        assert default_cell_id("cpu").endswith("-host")
+
+
+def test_redact_env_drops_credentials_and_keeps_the_rest() -> None:
+    env = {
+        "PATH": "/usr/bin",
+        "HOME": "/root",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "COMPAT_TEST_TIMEOUT": "300",
+        "GITHUB_TOKEN": "x",
+        "github_token": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "DB_PASSWORD": "x",
+        "MY_PASSWD": "x",
+        "OPENAI_API_KEY": "x",
+        "HF_APIKEY": "x",
+        "SSH_PRIVATE_KEY": "x",
+        "NPM_AUTH": "x",
+        "GOOGLE_APPLICATION_CREDENTIALS": "x",
+        "GPG_PASSPHRASE": "x",
+    }
+    assert redact_env(env) == {
+        "PATH": "/usr/bin",
+        "HOME": "/root",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "COMPAT_TEST_TIMEOUT": "300",
+    }
+    assert redact_env({}) == {}

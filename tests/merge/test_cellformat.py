@@ -1,0 +1,60 @@
+"""Which reader reads a cell (harness/merge/cellformat.py): one per cell format, chosen by the
+manifest's `cell_format`; an unknown format is refused by name. A committed real cell rewritten
+in format 2's layout reads to the same results as the format 1 original."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cell import CELL_FORMATS
+from harness.errors import InputError
+from harness.merge import cellformat_v1, cellformat_v2
+from harness.merge.cellformat import READERS, cell_reader
+from harness.merge.ingest import ingest_cell
+from tests.committed import CELLS, as_groups
+
+
+def test_one_reader_per_format() -> None:
+    assert tuple(READERS) == CELL_FORMATS
+    assert cell_reader(1) is cellformat_v1 and cell_reader(2) is cellformat_v2
+    assert all(f == cell_reader(f).FORMAT for f in CELL_FORMATS)
+    assert cellformat_v1.PLAIN_FINISH and not cellformat_v2.PLAIN_FINISH
+
+
+@pytest.mark.parametrize("unknown", [0, 3, 99])
+def test_an_unknown_format_is_refused_by_name(unknown: int) -> None:
+    with pytest.raises(InputError, match=rf"cell format {unknown} has no reader here \(known: \[1, 2\]\)"):
+        cell_reader(unknown)
+
+
+def _as_format_2(source: Path, dest: Path, *, groups: bool = True) -> Path:
+    shutil.copytree(source, dest)
+    manifest = json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
+    (dest / "manifest.json").write_text(json.dumps({**manifest, "cell_format": 2}), encoding="utf-8")
+    if groups:
+        collected = json.loads((dest / "collected.json").read_text(encoding="utf-8"))
+        (dest / "collected.json").write_text(json.dumps(as_groups(collected)), encoding="utf-8")
+    return dest
+
+
+def test_a_cell_in_either_format_reads_to_the_same_results(tmp_path: Path) -> None:
+    original = ingest_cell(CELLS / "cpu-2.13.0")
+    rewritten = ingest_cell(_as_format_2(CELLS / "cpu-2.13.0", tmp_path / "cell"))
+    assert original.manifest.cell_format == 1 and rewritten.manifest.cell_format == 2
+    assert original.errors == rewritten.errors == []
+    assert dict(zip(original.nodeids, original.results, strict=True)) == dict(
+        zip(rewritten.nodeids, rewritten.results, strict=True)
+    )
+    assert dict(zip(original.nodeids, original.test_features, strict=True)) == dict(
+        zip(rewritten.nodeids, rewritten.test_features, strict=True)
+    )
+
+
+def test_a_format_2_cell_with_a_format_1_plan_says_its_plan_is_unknown(tmp_path: Path) -> None:
+    read = ingest_cell(_as_format_2(CELLS / "cpu-2.13.0", tmp_path / "cell", groups=False))
+    assert any(e.startswith("collected.json: unreadable (") and "groups" in e for e in read.errors), read.errors
+    assert read.results, "the results are still read from the event log"

@@ -1,0 +1,72 @@
+"""The diff report as Markdown (harness/publish/render/diffmd.py), on the committed sample runs: a
+row per column pair with its counts, the added column, each changed test with its change and (for
+a new failure) its message escaped, the regression count; a list cut at `max_items` says so."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness.model import Matrix, TestResult
+from harness.outcomes import Outcome
+from harness.publish.diff import diff_matrices, release_pairs
+from harness.publish.render.diffmd import render_diff_markdown
+from tests.committed import releases_matrix, sample_matrices
+from tests.publishing_cells import REGRESSED
+
+
+def test_the_changes_between_two_real_runs() -> None:
+    base, new = sample_matrices()
+    text = render_diff_markdown(diff_matrices(base, new))
+    lines = text.splitlines()
+    assert lines[0] == "## Matrix diff"
+    assert "| CPU `cpu` · torch 2.13.0+cpu | 1 | 1 | 1 | 1 | 1 | 0 |" in lines
+    assert "**Columns added:** ROCm 7.2 `rocm`" in lines
+    assert "- `alpha/test_a.py::test_regress` (passed → failed): AssertionError: regressed" in lines
+    assert "- `alpha/test_a.py::test_fixed` (failed → passed)" in lines
+    assert "- `alpha/test_a.py::test_gone` (passed → absent)" in lines
+    assert "- `alpha/test_a.py::test_new` (absent → passed)" in lines
+    assert "| Alpha feature (`alpha`) | 🟡 partial | 🟡 partial | 1 | 1 |" in lines
+    assert lines[-1] == "**1 new regression(s).**" and text.endswith("\n")
+
+
+def test_no_change_says_so() -> None:
+    base, _ = sample_matrices()
+    text = render_diff_markdown(diff_matrices(base, base))
+    assert text.splitlines()[-1] == "No new regressions."
+    assert "###" not in text, "no section for a column without changes"
+
+
+def test_a_release_pair_is_titled_by_its_torch_builds() -> None:
+    matrix = releases_matrix()
+    text = render_diff_markdown(diff_matrices(matrix, matrix, release_pairs(matrix)))
+    assert "| CUDA 13.0 build, CPU only: torch 2.13.0+cu130 → 2.14.1+cu130 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+
+
+def test_a_long_list_is_cut_and_says_how_many_more() -> None:
+    base, new = sample_matrices()
+    text = render_diff_markdown(diff_matrices(base, new), max_items=0)
+    assert "- … and 1 more (see the JSON diff)" in text
+    assert "test_regress` (passed" not in text
+
+
+def _regressed_with(base: Matrix, message: str) -> Matrix:
+    rows = tuple(
+        dataclasses.replace(row, results={"cpu": TestResult(outcome=Outcome.FAILED, message=message)})
+        if row.id == REGRESSED
+        else row
+        for row in base.tests
+    )
+    assert REGRESSED in {row.id for row in rows}
+    return dataclasses.replace(base, tests=rows)
+
+
+def test_a_failure_message_cannot_change_the_markdown() -> None:
+    base, _ = sample_matrices()
+    new = _regressed_with(base, "a | b `tick` <script>alert(1)</script>\nsecond line")
+    text = render_diff_markdown(diff_matrices(base, new))
+    line = next(line for line in text.splitlines() if "test_regress" in line and "→ failed" in line)
+    assert (
+        line
+        == "- `alpha/test_a.py::test_regress` (passed → failed): a \\| b \\`tick\\` &lt;script>alert(1)&lt;/script>"
+    )
+    assert "second line" not in text, "the first line of the message only"

@@ -1,0 +1,159 @@
+"""The suites' static contract, checked without torch (fast tier).
+
+* every ``[features.<id>]`` has its folder of tests and every folder of tests its table;
+* each row carries what the harness shows: ``title``, ``since``, ``claim``, a ``source`` URL (rows older
+  than issue 19 excepted), optional ``sources`` and ``groups`` in the documented format;
+* every name in a feature's ``apis`` appears (its last dotted component, as a word) in the sources of
+  that feature's folder, so the list cannot claim what the suites do not exercise;
+* no literal skip reason in the suites lacks its class tag;
+* every known issue names a test file that exists.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+import tomllib
+
+import pytest
+
+from tests.suites.support_modules import SUITES, load
+
+FAST = True  # no torch, no suite run: stays in the fast tier (tests/suites/conftest.py)
+
+FEATURES = tomllib.loads((SUITES / "features.toml").read_text(encoding="utf-8"))["features"]
+NOT_FEATURES = {"_support", "expectations", "__pycache__"}
+# Rows from before issue 19: their sources are named in suites/README.md, not in features.toml.
+WITHOUT_SOURCE = {
+    "graphs",
+    "linalg",
+    "export",
+    "hub",
+    "sparsity",
+    "compile",
+    "attention",
+    "amp",
+    "distributed",
+    "quantization",
+    "memory",
+}
+ROW_KEYS = {"title", "since", "source", "sources", "claim", "apis", "notes", "scope", "groups"}
+GROUP_KEYS = {"match", "since", "source", "claim"}
+RELEASE = re.compile(r"\d+\.\d+")
+TAG = re.compile(r"^\[(unsupported|hardware|dependency|known-issue)(?: ([^\]]+))?\]\s*")
+
+
+SUPPORT_IMPORT = re.compile(r"^from _support(?:\.(\w+) import| import ([\w, ]+))", re.MULTILINE)
+
+
+def _sources(feature: str) -> str:
+    """The feature folder's sources and the ``_support`` modules they import (a test may exercise an API
+    through its support module, e.g. amp's autocast check)."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted((SUITES / feature).rglob("*.py"))]
+    modules = set()
+    for text in texts:
+        for one, several in SUPPORT_IMPORT.findall(text):
+            modules.update([one] if one else [m.strip() for m in several.split(",")])
+    texts += [(SUITES / "_support" / f"{m}.py").read_text(encoding="utf-8") for m in sorted(modules)]
+    return "\n".join(texts)
+
+
+def test_every_feature_has_its_folder_and_back() -> None:
+    folders = {p.name for p in SUITES.iterdir() if p.is_dir() and p.name not in NOT_FEATURES}
+    with_tests = {f for f in folders if any((SUITES / f).glob("test_*.py"))}
+    assert set(FEATURES) == with_tests, f"tables without tests: {set(FEATURES) - with_tests}; " + (
+        f"folders without a table: {with_tests - set(FEATURES)}"
+    )
+    testpaths = (SUITES / "pytest.ini").read_text(encoding="utf-8")
+    missing = [f for f in FEATURES if not re.search(rf"\b{f}\b", testpaths)]
+    assert not missing, f"features missing from pytest.ini testpaths: {missing}"
+
+
+@pytest.mark.parametrize("feature", list(FEATURES))
+def test_feature_row_fields(feature: str) -> None:
+    row = FEATURES[feature]
+    assert set(row) <= ROW_KEYS, f"{feature}: unknown keys {sorted(set(row) - ROW_KEYS)}"
+    for key in ("title", "since", "claim"):
+        assert isinstance(row.get(key), str) and row[key].strip(), f"{feature}: '{key}' must be a non-empty string"
+    assert RELEASE.fullmatch(row["since"]), f"{feature}: since {row['since']!r} is not a release like '2.14'"
+    if feature not in WITHOUT_SOURCE:
+        assert isinstance(row.get("source"), str), f"{feature}: a row needs 'source', the URL of its claim"
+    urls = ([row["source"]] if "source" in row else []) + list(row.get("sources", []))
+    for url in urls:
+        assert isinstance(url, str) and url.startswith("https://") and " " not in url, f"{feature}: bad URL {url!r}"
+    assert "sources" not in row or "source" in row, f"{feature}: 'sources' needs 'source' as the main one"
+    assert all(isinstance(a, str) and a.startswith("torch") for a in row.get("apis", [])), f"{feature}: apis"
+
+
+@pytest.mark.parametrize("feature", [f for f in FEATURES if FEATURES[f].get("groups")])
+def test_feature_groups(feature: str) -> None:
+    groups = FEATURES[feature]["groups"]
+    assert isinstance(groups, list), f"{feature}: groups must be [[features.{feature}.groups]] tables"
+    files = [p.relative_to(SUITES).as_posix() for p in (SUITES / feature).glob("test_*.py")]
+    for i, group in enumerate(groups, 1):
+        where = f"{feature} group #{i}"
+        assert set(group) == GROUP_KEYS, f"{where}: keys {sorted(group)}, want {sorted(GROUP_KEYS)}"
+        assert all(isinstance(group[k], str) and group[k].strip() for k in GROUP_KEYS), f"{where}: empty value"
+        assert RELEASE.fullmatch(group["since"]), f"{where}: since {group['since']!r}"
+        assert group["source"].startswith("https://"), f"{where}: source {group['source']!r}"
+        path, sep, _ = group["match"].partition("::")
+        assert sep and path.startswith(f"{feature}/"), f"{where}: match {group['match']!r} is not a node-id glob"
+        assert any(fnmatch.fnmatchcase(f, path) for f in files), f"{where}: match {group['match']!r} names no file"
+
+
+@pytest.mark.parametrize("feature", [f for f in FEATURES if FEATURES[f].get("apis")])
+def test_apis_are_exercised(feature: str) -> None:
+    text = _sources(feature)
+    unused = [a for a in FEATURES[feature]["apis"] if not re.search(rf"\b{re.escape(a.rsplit('.', 1)[-1])}\b", text)]
+    assert not unused, f"{feature}: apis not exercised by suites/{feature}/: {unused}"
+
+
+def _literal_prefix(node: ast.expr) -> str | None:
+    """The leading literal text of a string or f-string argument (None when not a literal)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        head = str(node.values[0].value)
+        if head == "[" and len(node.values) > 1 and isinstance(node.values[1], ast.FormattedValue):
+            return "[unsupported] (a tag computed by requires.skip, which checks it)"
+        return head
+    return None
+
+
+def _skip_reasons(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        if name in ("pytest.skip", "skip") and node.args:
+            arg = node.args[0]
+        elif name in ("pytest.mark.skipif", "pytest.importorskip"):
+            never = node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False
+            arg = None if never else next((k.value for k in node.keywords if k.arg == "reason"), None)
+        else:
+            continue
+        text = _literal_prefix(arg) if arg is not None else None
+        if text is not None:
+            found.append((node.lineno, text))
+    return found
+
+
+def test_literal_skip_reasons_carry_a_class_tag() -> None:
+    untagged = []
+    for path in sorted(SUITES.rglob("*.py")):
+        for line, text in _skip_reasons(ast.parse(path.read_text(encoding="utf-8"))):
+            if not TAG.match(text):
+                untagged.append(f"{path.relative_to(SUITES)}:{line}: {text[:80]!r}")
+    assert not untagged, "skip reasons without a class tag:\n" + "\n".join(untagged)
+
+
+def test_known_issues_name_existing_tests() -> None:
+    expectations = load("expectations")
+    files = [p.relative_to(SUITES).as_posix() for p in SUITES.rglob("test_*.py")]
+    issues = expectations.load(SUITES / "expectations")
+    assert issues, "no known issue parsed"
+    for issue in issues:
+        path = issue.test.partition("::")[0]
+        assert any(fnmatch.fnmatchcase(f, path) for f in files), f"{issue.test}: no such test file"
