@@ -220,6 +220,10 @@ class Planned:
     pytest_args: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
+    # The suites folder and features file as given, when not the defaults (suites/, its features.toml):
+    # a rerun from the same checkout names them too.
+    suites: str | None = None
+    features: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -231,6 +235,9 @@ class Planned:
         }
         if self.command:
             data["command"] = list(self.command)
+        for name in ("suites", "features"):
+            if getattr(self, name):
+                data[name] = getattr(self, name)
         return data
 
     @classmethod
@@ -246,6 +253,8 @@ class Planned:
             pytest_args=_strs(data.get("pytest_args")),
             tests=_strs(data.get("tests")),
             command=_strs(data.get("command")),
+            suites=data["suites"] if isinstance(data.get("suites"), str) else None,
+            features=data["features"] if isinstance(data.get("features"), str) else None,
             **timeouts,
         )
 

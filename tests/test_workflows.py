@@ -122,7 +122,7 @@ def test_jobs_install_the_harness_one_way_and_self_hosted_cells_need_no_tool_cac
         text = _text(name)
         assert "pip install -e ." not in text, f"{name}: install the harness with the setup-harness action"
     matrix = _text("matrix.yml")
-    assert matrix.count("uses: ./.torch-compat/.github/actions/setup-harness") == 4  # plan, cell, merge, gate
+    assert matrix.count("uses: ./.torch-compat/.github/actions/setup-harness") == 5  # plan, build, cell, merge, gate
     cell = matrix[matrix.index("\n  cell:") : matrix.index("\n  merge:")]
     setup_python = cell[cell.index("uses: actions/setup-python") - 120 : cell.index("uses: actions/setup-python") + 120]
     assert "if: ${{ !matrix.self_hosted }}" in setup_python, "a self-hosted GPU box has no tool cache for setup-python"

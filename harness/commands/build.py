@@ -3,7 +3,9 @@
 The tag is `torch-compat/<backend>:<hash of the build inputs>`, so an unchanged image is
 reused, not rebuilt. Progress goes to stderr; the image reference is the one line on stdout.
 `--dry-run` prints the build plan instead (Dockerfiles, build arguments, tag inputs, steps) and
-needs no engine.
+needs no engine. `--push REGISTRY` builds once for every runner: the image goes to the registry and
+the one line is its pullable `REGISTRY/torch-compat/<backend>@sha256:...`; an image the registry
+holds already (same tag: same inputs) is neither built nor pushed again.
 
 Build the backend's image through the Docker SDK; the tag is a hash of the build inputs, so an
 unchanged image is reused; every library its wheels bundle must load. See `docs/containers.md`.
@@ -26,6 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", required=True, type=backend_id, help=f"whose image to build: {BACKEND_HELP}")
     parser.add_argument("--json", action="store_true", help="print the image facts as JSON instead of its reference")
     parser.add_argument(
+        "--push",
+        metavar="REGISTRY",
+        help="push the image to REGISTRY (e.g. ghcr.io/OWNER, 127.0.0.1:5000) and print REGISTRY/...@sha256:DIGEST; "
+        "skipped when the registry has this tag already",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the build plan (Dockerfiles, build arguments, tag inputs, steps); build nothing, need no engine",
@@ -39,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
         plan = images.plan_build(spec)
         print(json.dumps(images.plan_facts(plan), indent=2) if args.json else "\n".join(images.render_plan(plan)))
         return 0
+    if args.push:
+        from harness.run.push import check_registry
+
+        check_registry(args.push)  # a wrong registry says so before any engine is asked
     client = docker_engine.connect()
     try:
+        if args.push:
+            return _push(args, spec, client)
         result = image_build.ensure_image(spec, client, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)
         if args.json:
             facts = images.describe_image(client.images.get(result.ref), result.ref)
@@ -49,6 +63,17 @@ def run(args: argparse.Namespace) -> int:
             print(result.ref)
     finally:
         client.close()
+    return 0
+
+
+def _push(args: argparse.Namespace, spec: images.BuildSpec, client: object) -> int:
+    from harness.run.push import publish_image
+
+    done = publish_image(spec, client, args.push, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)  # type: ignore[arg-type]
+    if args.json:
+        print(json.dumps({"ref": done.ref, "tag": done.tag, "built": done.built, "pushed": done.pushed}, indent=2))
+    else:
+        print(done.ref)
     return 0
 
 

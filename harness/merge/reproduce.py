@@ -27,7 +27,12 @@ def _image_ref(image: ImageInfo) -> str | None:
 
 def _run_args(manifest: Manifest) -> list[str]:
     args = ["--cell-id", manifest.cell_id]
-    extra = manifest.planned.pytest_args if manifest.planned else ()
+    planned = manifest.planned
+    if planned and planned.suites:
+        args += ["--suites", planned.suites]
+    if planned and planned.features:
+        args += ["--features", planned.features]
+    extra = planned.pytest_args if planned else ()
     if extra:
         args += ["--pytest-args", shlex.join(extra)]
     return args

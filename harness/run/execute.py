@@ -211,6 +211,8 @@ def _new_cell(
             cell_timeout=opts.cell_timeout,
             pytest_args=opts.pytest_args,
             tests=opts.tests,
+            suites=None if opts.suites_dir == Path("suites") else str(opts.suites_dir),
+            features=str(opts.features_file) if opts.features_file else None,
         ),
     )
     if variant:

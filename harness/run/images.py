@@ -504,10 +504,12 @@ def describe_image(image: Any, ref: str) -> dict[str, Any]:
     attrs = image.attrs or {}
     labels = (attrs.get("Config") or {}).get("Labels") or {}
     repo_digests = attrs.get("RepoDigests") or []
+    # Pulled by digest: that is its name, whatever other registries the engine also knows it from.
+    digest = ref if "@sha256:" in ref and ref in repo_digests else repo_digests[0] if repo_digests else image.id
     return {
         "ref": ref,
         "id": image.id,
-        "digest": repo_digests[0] if repo_digests else image.id,
+        "digest": digest,
         "backend": labels.get("torch-compat.backend"),
         "labels": {k: v for k, v in sorted(labels.items()) if k.startswith(LABEL_PREFIXES)},
     }

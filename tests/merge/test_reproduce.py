@@ -89,3 +89,16 @@ def test_the_committed_cells_commands() -> None:
         " && harness run --native --backend cpu --cell-id cpu-2.13.0"
     )
     assert "--cpu-only --native --backend cu130 --cell-id cu130-2.14.1-cpu-only" in commands["cu130-2.14.1-cpu-only"]
+
+
+def test_suites_and_features_off_the_defaults_are_named_in_the_rerun() -> None:
+    """A caller's own suites (toy/suites, toy/features.toml) are where the rerun looks too."""
+    image = ImageInfo(ref="t:cpu", digest=f"127.0.0.1:5000/torch-compat/cpu@{DIGEST}")
+    planned = Planned(suites="toy/suites", features="toy/features.toml", pytest_args=("-k", "fast"))
+    command = column_command(_manifest(mode="container", image=image, planned=planned))
+    assert command == (
+        f"harness run --backend cu130 --image 127.0.0.1:5000/torch-compat/cpu@{DIGEST} --cell-id cu130-h100 "
+        "--suites toy/suites --features toy/features.toml --pytest-args '-k fast'"
+    )
+    assert Planned.from_json(planned.to_json()) == planned
+    assert "suites" not in Planned().to_json(), "the default suites are not written"

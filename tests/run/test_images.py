@@ -406,3 +406,17 @@ def test_the_cu130_plan_pins_its_build_as_the_real_build_test_would() -> None:
     assert args["TORCH_INDEX_URL"] == "https://pypi.org/simple"
     cu132 = images.plan_build(images.build_spec("cu132", torch="2.15.0", index_url="https://pypi.org/simple", env={}))
     assert cu132.steps[0].buildargs["EXPECT_RUNTIME"] == "13.2" and cu132.tag != plan.tag
+
+
+def test_an_image_pulled_by_digest_is_described_by_that_digest() -> None:
+    from types import SimpleNamespace
+
+    from harness.run.images import describe_image
+
+    pulled = "127.0.0.1:5000/torch-compat/cpu@sha256:" + "cd" * 32
+    image = SimpleNamespace(
+        id="sha256:" + "ef" * 32, attrs={"RepoDigests": ["ghcr.io/o/x@sha256:" + "ab" * 32, pulled]}
+    )
+    assert describe_image(image, pulled)["digest"] == pulled
+    assert describe_image(image, "torch-compat/cpu:abc")["digest"].startswith("ghcr.io/o/x@"), "else the first"
+    assert describe_image(SimpleNamespace(id="sha256:1", attrs={}), "t")["digest"] == "sha256:1"

@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.workflows.actrun import ActRun, FakeGitHub, snapshot
 
 WORKFLOW = Path(".github/workflows/matrix.yml")
-VARIABLES = {"HARNESS_DEADLINE": "20s"}
+VARIABLES = {"HARNESS_DEADLINE": "20s", "HARNESS_REGISTRY": "none"}
 
 
 def broken_run(root: Path, build_env: dict[str, str], old: str, new: str) -> ActRun:

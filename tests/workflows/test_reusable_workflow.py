@@ -2,23 +2,27 @@
 suite (tests/workflows/fixtures/toy-matrix.yml and toy/): three nightly runs, each a new commit of the
 toy suite, as a user's repository would see them.
 
-- run 1: everything passes; the cu130 cell is planned, no runner picks it up, NO DATA at the deadline;
-  after it, the cu130 cell arrives late (its artifact lands in run 1, as a runner that came back would
-  upload it);
+- run 1: everything passes. The build job builds the cpu image once and pushes it to a real registry
+  on this host (tests/registry.py); the cell job pulls it by its digest. The cu130 cell is planned, no
+  runner picks it up, NO DATA at the deadline; after the run, the cu130 cell arrives late (its artifact
+  lands in run 1, as a runner that came back would upload it);
 - run 2: `test_regress` and `test_flaky` break, `test_known` breaks too but is marked a known issue
   (xfail with a link): the gate fails on the two regressions and not the known issue; the late cu130
   cell is published now;
 - run 3: `test_flaky` passes again, `test_regress_later` breaks; the repository variable
   HARNESS_GATE=warn turns the gate's failure into a warning.
 
-Then a test's history over the three runs, from the history branch in the terminal (`harness history`)
-and on the published page in Chromium: first bad, last good, fixed, flips within one build.
+Runs 2 and 3 build and push nothing: the registry holds the image's tag. The column's rerun command
+pulls the image by its digest on a second, empty Docker engine and runs the cell there. Then a test's
+history over the three runs, from the history branch in the terminal (`harness history`) and on the
+published page in Chromium: first bad, last good, fixed, flips within one build.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,6 +32,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.conftest import REPO, in_ci
+from tests.registry import Registry, local_registry, second_engine  # noqa: F401 (fixture)
 from tests.workflows.actrun import ActRun, FakeGitHub, git, snapshot
 
 FIXTURES = Path(__file__).with_name("fixtures")
@@ -86,25 +91,40 @@ def _late_cell(store: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory: pytest.TempPathFactory, act: str, build_env: dict[str, str]) -> SimpleNamespace:
+def toy(
+    tmp_path_factory: pytest.TempPathFactory,
+    act: str,
+    build_env: dict[str, str],
+    local_registry: Registry,  # noqa: F811
+    docker_client: object,
+) -> SimpleNamespace:
     root = tmp_path_factory.mktemp("act-toy")
     github = FakeGitHub(root)
     runs: list[ActRun] = []
+    shared = {**VARIABLES, "HARNESS_REGISTRY": local_registry.host}
+    puts: list[int] = []
     try:
         for number, (test_file, variables) in enumerate(
-            [(None, VARIABLES), (RUN_2, VARIABLES), (RUN_3, {**VARIABLES, "HARNESS_GATE": "warn"})], start=1
+            [(None, shared), (RUN_2, shared), (RUN_3, {**shared, "HARNESS_GATE": "warn"})], start=1
         ):
             source = snapshot(root / f"src-{number}", lambda tree, f=test_file: _toy_repository(tree, f))
             github.push(source)
             runs.append(github.run(source, "toy-matrix.yml", runner_env=build_env, variables=variables))
+            puts.append(len(local_registry.requests("PUT")))
             if number == 1:
                 _late_cell(github.run_stores / str(github.run_id(1)))
         history = root / "history-checkout"
         git("clone", "-q", "--branch", "matrix-history", str(github.origin), str(history), cwd=root)
         print("\nact: toy runs " + ", ".join(f"{r.seconds:.0f} s" for r in runs))
-        yield SimpleNamespace(github=github, runs=runs, history=history)
+        yield SimpleNamespace(github=github, runs=runs, history=history, registry=local_registry, puts=puts, root=root)
     finally:
         github.close()
+        # the cell jobs pulled the image under the registry's name: that name is this test's (the
+        # content is the shared local cpu image, which stays)
+        for image in docker_client.images.list():  # type: ignore[attr-defined]
+            for name in [*image.tags, *image.attrs.get("RepoDigests", [])]:
+                if name.startswith(local_registry.host + "/"):
+                    docker_client.images.remove(name)  # type: ignore[attr-defined]
 
 
 def _gate_lines(run: ActRun) -> list[str]:
@@ -119,7 +139,8 @@ def test_the_caller_runs_the_reusable_workflow_on_its_own_suite(toy) -> None:
     first = toy.runs[0]
     assert first.returncode == 0, first.digest()
     assert first.jobs() == {
-        "plan": "success", "cell (cpu)": "success", "merge": "success", "gate": "success", "deploy": "success",
+        "plan": "success", "build (cpu)": "success", "cell (cpu)": "success", "merge": "success",
+        "gate": "success", "deploy": "success",
     }, first.digest()  # fmt: skip
     matrix = json.loads((first.pages / "matrix.json").read_text())
     assert [f["id"] for f in matrix["features"]] == ["alpha"] and matrix["features"][0]["title"] == "Toy feature"
@@ -208,3 +229,55 @@ def test_the_page_shows_a_tests_history(toy, artifacts_dir: Path) -> None:
         page.screenshot(path=str(artifacts_dir / "toy-matrix-history.png"))
         browser.close()
     assert errors == []
+
+
+def _pushed_ref(run: ActRun) -> str:
+    refs = [str(e.get("msg", "")).split("image of cell cpu: ", 1)[1].strip() for e in run.events
+            if e.get("jobID") == "build" and "image of cell cpu: " in str(e.get("msg", ""))]  # fmt: skip
+    assert refs, run.digest()
+    return refs[-1]
+
+
+def test_the_image_is_built_once_pushed_by_digest_and_pulled_by_the_cell(toy) -> None:
+    first, second, third = toy.runs
+    ref = _pushed_ref(first)
+    repository, _, digest = ref.partition("@")
+    assert repository == f"{toy.registry.host}/torch-compat/cpu" and digest.startswith("sha256:")
+    assert toy.registry.requests("PUT", "torch-compat/cpu/manifests/"), "run 1 pushed the image"
+    cell = next(p for p in first.artifact("cell-cpu").iterdir() if p.is_dir())
+    manifest = json.loads((cell / "manifest.json").read_text())
+    assert manifest["image"]["ref"] == ref and manifest["image"]["digest"] == ref, "the cell ran the pushed bytes"
+    assert toy.registry.requests("GET", f"torch-compat/cpu/manifests/{digest}"), "the cell pulled it by digest"
+    for later in (second, third):
+        assert _pushed_ref(later) == ref, "an unchanged image keeps its digest"
+        said = [str(e.get("msg", "")) for e in later.events if e.get("jobID") == "build"]
+        assert any("is in the registry already" in m and "not built, not pushed" in m for m in said), later.digest()
+    assert toy.puts[0] > 0 and toy.puts[1] == toy.puts[2] == toy.puts[0], "a later run pushed something"
+
+
+def test_the_columns_rerun_command_pulls_the_image_on_another_engine_and_runs(toy) -> None:
+    matrix = json.loads((toy.runs[2].pages / "matrix.json").read_text())
+    cpu = next(c for c in matrix["columns"] if c["id"] == "cpu")
+    ref = _pushed_ref(toy.runs[0])
+    command = cpu["reproduce"]
+    assert command == (
+        f"harness run --backend cpu --image {ref} --cell-id cpu --suites toy/suites --features toy/features.toml"
+    )
+    checkout = toy.root / "src-3"
+    with second_engine(Path(f"/tmp/tc-engine-{os.getpid()}")) as host:
+        argv = shlex.split(command)
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", *argv[1:], "--no-progress", "--quiet"],
+            cwd=checkout, env={**os.environ, "PYTHONPATH": str(REPO), "DOCKER_HOST": host},
+            capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        images = subprocess.run(
+            ["docker", "-H", host, "images", "--digests", "--format", "{{.Repository}}@{{.Digest}}"],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout.split()  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]  # run 3's toy suite has failing tests: exit 1, results kept
+    assert "tests failed" in done.stderr or "failed" in done.stderr
+    assert images == [ref], "the empty engine pulled the image by its digest, and nothing else"
+    (cell,) = [p for p in (checkout / "results").iterdir() if p.is_dir()]
+    manifest = json.loads((cell / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["image"]["digest"] == ref
