@@ -82,7 +82,25 @@ def cli_doc() -> str:
         if about:
             lines += [" ".join(about.split()), ""]
         lines += ["```", usage, "```", "", "| Option | What it does |", "|---|---|", *_option_rows(parser)]
+        lines += _subcommands(verb, parser)
     return "\n".join(lines) + "\n"
+
+
+def _subcommands(verb: str, parser: argparse.ArgumentParser) -> list[str]:
+    """A verb with actions of its own (`harness comment render|post`): each action's usage and options."""
+    lines: list[str] = []
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            usage = " ".join(sub.format_usage().split())[len("usage: ") :]
+            about = helps.get(name) or ""
+            lines += ["", f"### `harness {verb} {name}`", ""]
+            if about:
+                lines += [about[:1].upper() + about[1:] + ".", ""]
+            lines += ["```", usage, "```", "", "| Option | What it does |", "|---|---|", *_option_rows(sub)]
+    return lines
 
 
 def readme_section() -> str:

@@ -21,7 +21,7 @@ from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_build_arguments, spec_from_args
 from harness.run import docker_engine, image_build, images
 
-HELP = "build the image of one backend (reused when its inputs are unchanged)"
+HELP = "build the image of one backend (reused when its inputs are unchanged); --push: once, to a registry, by digest"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

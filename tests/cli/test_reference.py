@@ -43,3 +43,10 @@ def test_a_changed_option_makes_the_check_fail(monkeypatch: pytest.MonkeyPatch) 
     before = _reference.cli_doc()
     monkeypatch.setattr(badge, "HELP", badge.HELP + " (changed)")
     assert _reference.cli_doc() != before
+
+
+def test_a_verbs_own_actions_have_their_options_in_the_reference() -> None:
+    doc = _reference.cli_doc()
+    for heading, option in (("harness comment render", "--published"), ("harness comment post", "--head-sha")):
+        section = doc[doc.index(f"### `{heading}`") :]
+        assert f"`{option}" in section[: section.index("\n## ") if "\n## " in section else None], heading

@@ -60,3 +60,22 @@ def test_container_rows_name_container_tests() -> None:
     assert container_rows and all(
         "`tests/" in row and ("docker" in row or "container" in row) for row in container_rows
     )
+
+
+def delivery_rows() -> list[str]:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## Delivery:") : text.index("## Known limits")]
+    return [line for line in section.splitlines() if line.startswith("| ") and "`tests/" in line]
+
+
+_DELIVERY_TEST_RE = re.compile(r"`(tests/[a-z_/]*test_[a-z_]+\.py)::(test_[A-Za-z0-9_]+)`")
+
+
+def test_every_delivery_row_names_a_test_that_exists() -> None:
+    rows = delivery_rows()
+    assert len(rows) >= 20
+    for row in rows:
+        found = list(_DELIVERY_TEST_RE.finditer(row))
+        assert found, row
+        for m in found:
+            assert f"x::{m.group(2)}" in _tests_in(REPO / m.group(1), "x"), row
