@@ -127,11 +127,16 @@ def toy(
                     docker_client.images.remove(name)  # type: ignore[attr-defined]
 
 
+GATE_STEP = "Gate on new regressions against the last published matrix"
+
+
 def _gate_lines(run: ActRun) -> list[str]:
     return [
-        str(e.get("msg", "")).strip()
+        line.strip()
         for e in run.events
-        if e.get("jobID") == "gate" and str(e.get("msg", "")).startswith(("gate: ", "harness: error:"))
+        if e.get("jobID") == "merge" and e.get("step") == GATE_STEP
+        for line in str(e.get("msg", "")).splitlines()
+        if line.startswith(("gate: ", "harness: error:"))
     ]
 
 
@@ -140,8 +145,9 @@ def test_the_caller_runs_the_reusable_workflow_on_its_own_suite(toy) -> None:
     assert first.returncode == 0, first.digest()
     assert first.jobs() == {
         "plan": "success", "build (cpu)": "success", "cell (cpu)": "success", "merge": "success",
-        "gate": "success", "deploy": "success",
+        "deploy": "success",
     }, first.digest()  # fmt: skip
+    assert dict(first.step_results("merge"))["Gate on new regressions against the last published matrix"] == "success"
     matrix = json.loads((first.pages / "matrix.json").read_text())
     assert [f["id"] for f in matrix["features"]] == ["alpha"] and matrix["features"][0]["title"] == "Toy feature"
     assert sorted(t["id"] for t in matrix["tests"]) == sorted(
@@ -153,8 +159,10 @@ def test_the_caller_runs_the_reusable_workflow_on_its_own_suite(toy) -> None:
 
 def test_a_regression_fails_the_gate_and_a_known_issue_does_not(toy) -> None:
     second = toy.runs[1]
-    assert second.jobs()["merge"] == "success" and second.jobs()["deploy"] == "success", second.digest()
-    assert second.jobs()["gate"] == "failure", second.digest()
+    steps = dict(second.step_results("merge"))
+    assert steps["Publish"] == steps["Save the history"] == steps["Upload the site for Pages"] == "success"
+    assert steps[GATE_STEP] == "failure" and second.jobs()["merge"] == "failure", second.digest()
+    assert second.jobs()["deploy"] == "success", "a failing gate must not keep the page from deploying"
     lines = _gate_lines(second)
     fails = sorted(line for line in lines if line.startswith("gate: FAIL"))
     assert fails == [
@@ -163,7 +171,7 @@ def test_a_regression_fails_the_gate_and_a_known_issue_does_not(toy) -> None:
     ], lines
     assert "harness: error: gate failed on cpu (2 reason(s))" in lines
     # the late cu130 cell: NO DATA in run 1, so nothing of it is judged; published now
-    assert "gate: note: cu130: NO DATA in the baseline, so nothing of it can be new" in lines
+    assert "gate: note: cu130: NO DATA in the baseline, so nothing of them can be new" in lines
     diff = json.loads((second.pages / "diff.json").read_text())
     (cpu,) = [c for c in diff["columns"] if c["id"] == "cpu"]
     assert {c["test"] for c in cpu["changes"]["newly_failing"]} == {TOY + "test_regress", TOY + "test_flaky"}
@@ -180,10 +188,10 @@ def test_a_cell_that_arrived_late_is_in_the_next_publication(toy) -> None:
 
 def test_a_repository_variable_turns_the_gate_into_a_warning(toy) -> None:
     third = toy.runs[2]
-    assert third.jobs()["gate"] == "success", third.digest()
+    assert dict(third.step_results("merge"))[GATE_STEP] == "success" and third.jobs()["merge"] == "success"
     lines = _gate_lines(third)
     assert f"gate: FAIL cpu: new regression {TOY}test_regress_later (passed -> failed)" in lines
-    warnings = [e for e in third.events if e.get("jobID") == "gate" and e.get("command") == "warning"]
+    warnings = [e for e in third.events if e.get("jobID") == "merge" and e.get("command") == "warning"]
     assert warnings, "no ::warning:: for the regression the gate let through"
 
 
@@ -281,3 +289,24 @@ def test_the_columns_rerun_command_pulls_the_image_on_another_engine_and_runs(to
     (cell,) = [p for p in (checkout / "results").iterdir() if p.is_dir()]
     manifest = json.loads((cell / "manifest.json").read_text())
     assert manifest["status"] == "completed" and manifest["image"]["digest"] == ref
+
+
+def test_each_run_appends_to_the_history_branch_and_rewrites_nothing(toy) -> None:
+    log = toy.github.branch_log("matrix-history")
+    assert len(log) == 3, "one commit per published run"
+    for older, newer, run in zip(log[2:0:-1], log[1::-1], ("gh1002-1", "gh1003-1"), strict=True):
+        before, after = toy.github.files_at(older), toy.github.files_at(newer)
+        added = sorted(set(after) - set(before))
+        assert [n for n in added if not n.startswith("tests/ids-")] == [
+            next(n for n in added if n.endswith(f"-{run}.json") and "/" not in n),
+            next(n for n in added if n.endswith(f"-{run}.json") and n.startswith("tests/")),
+        ], added
+        for name, content in before.items():
+            if name != "index.json":  # derived from the files, rewritten each run
+                assert after[name] == content, f"history file {name} was rewritten"
+    index = json.loads(toy.github.files_at(log[0])["index.json"])
+    assert [r["run"] for r in index["runs"]] == ["gh1001-1", "gh1002-1", "gh1003-1"]
+    trend = json.loads(
+        (toy.runs[2].pages / "index.html").read_text().split('id="data">', 1)[1].split("</script>", 1)[0]
+    )["trend"]
+    assert len(trend["cpu"]) == 3, "the page's trend holds the three runs"
