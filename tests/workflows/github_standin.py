@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import mimetypes
 import threading
 import time
 import zipfile
@@ -170,12 +171,21 @@ def _handler(hub: GitHubStandIn) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, payload: Any = None, *, raw: bytes | None = None, headers: dict | None = None):
+        def _send(
+            self,
+            status: int,
+            payload: Any = None,
+            *,
+            raw: bytes | None = None,
+            headers: dict | None = None,
+            content_type: str | None = None,
+        ):
             data = raw if raw is not None else json.dumps(payload).encode() if payload is not None else b""
             self.send_response(status)
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
-            self.send_header("Content-Type", "application/json" if raw is None else "application/octet-stream")
+            kind = content_type or ("application/json" if raw is None else "application/octet-stream")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -267,7 +277,8 @@ def _handler(hub: GitHubStandIn) -> type[BaseHTTPRequestHandler]:
             target = (root / relative).resolve() if root else None
             if target is None or root is None or root.resolve() not in target.parents or not target.is_file():
                 return self._send(404, {"message": "Not Found"})
-            return self._send(200, raw=target.read_bytes())
+            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+            return self._send(200, raw=target.read_bytes(), content_type=kind)
 
         def do_GET(self) -> None:
             self._route("GET")
