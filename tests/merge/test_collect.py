@@ -4,6 +4,7 @@ fills as the clock moves (the real API is exercised under act: tests/workflows/)
 from __future__ import annotations
 
 import io
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -146,3 +147,50 @@ def test_durations(tmp_path: Path) -> None:
 def test_the_merge_names_the_collectors_reason(tmp_path: Path) -> None:
     matrix = merge_cell_dirs([], [{"cell_id": "xpu", "backend": "xpu", "missing": "no runner picked it up within 3 h"}])
     assert matrix.column("xpu").error == "no results: no runner picked it up within 3 h"
+
+
+def test_harness_collect_against_githubs_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """The verb end to end through the REST client and the API stand-in: the cpu cell arrives, cu130
+    never starts and is given up at the deadline, and the plan written for the merge says why."""
+    import json
+
+    from harness.cli import main
+    from tests.workflows.github_standin import GitHubStandIn
+
+    cells = real_cells()
+    store = tmp_path / "run-7"
+    artifact = store / "artifacts" / "cell-cpu"
+    shutil.copytree(cells.new, artifact / "cpu-host")
+    (artifact / "job-cpu.txt").write_text("status: success\n")
+    hub = GitHubStandIn("o/r", "tok", runs={7: store}).start()
+    try:
+        hub.job_event(7, {"jobID": "cell", "matrix": {"cell_id": "cpu"}, "jobResult": "success"})
+        monkeypatch.setenv("GITHUB_API_URL", hub.api_url)
+        monkeypatch.setenv("GITHUB_TOKEN", "tok")
+        plan = tmp_path / "plan.json"
+        plan.write_text(
+            json.dumps({"include": [{"cell_id": "cpu", "backend": "cpu"}, {"cell_id": "cu130", "backend": "cu130"}]})
+        )
+        argv = [
+            "collect",
+            "--plan",
+            str(plan),
+            "--dest",
+            str(tmp_path / "cells"),
+            "--expect-out",
+            str(tmp_path / "e.json"),
+        ]
+        assert main([*argv, "--run-id", "7", "--repo", "o/r", "--deadline", "1s", "--poll", "1s"]) == 0
+    finally:
+        hub.stop()
+    out = capsys.readouterr()
+    assert "collect: cpu: arrived" in out.out and "collect: cu130: no runner picked it up within 1 s" in out.out
+    assert "1 of 2 planned cell(s) arrived, 1 missing" in out.err
+    expect = json.loads((tmp_path / "e.json").read_text())["include"]
+    assert expect == [
+        {"cell_id": "cpu", "backend": "cpu"},
+        {"cell_id": "cu130", "backend": "cu130", "missing": "no runner picked it up within 1 s"},
+    ]
+    assert (tmp_path / "cells" / "cell-cpu" / "cpu-host" / "manifest.json").is_file()
+    assert hub.unexpected == [] and {c.authorization for c in hub.api_calls(contains="/api/")} == {"Bearer tok"}
+    assert hub.blob_with_token == [] and hub.api_calls("GET", "/blob/"), "downloaded from storage, without the token"

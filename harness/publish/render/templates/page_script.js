@@ -506,7 +506,7 @@
       } else nodes.push(el("p", null, "no recorded results on " + c.id));
       cols.forEach(function (other) {
         var codes = other.id === c.id ? null : codesOf(other.id, "o");
-        if (!codes) return;
+        if (!codes || /^[-?]*$/.test(codes)) return;  // no result of this test there in any run shown
         var line = el("p", "tl-other");
         line.setAttribute("data-col", other.id);
         line.appendChild(el("span", "colid", other.id + " "));
