@@ -63,11 +63,16 @@ def test_the_reusable_workflow_takes_what_a_caller_needs() -> None:
     text = _text("matrix.yml")
     inputs = text[text.index("    inputs:") : text.index("\nenv:")]
     for name in (
-        "suites", "features", "backends", "torch", "tests", "runner-labels", "publish", "page-url", "deadline",
-        "gate", "harness-repository", "harness-ref",
+        "suites", "features", "backends", "torch", "tests", "runner-labels", "registry", "publish", "page-url",
+        "deadline", "gate", "harness-repository", "harness-ref",
     ):  # fmt: skip
         assert f"      {name}:\n" in inputs, name
     assert "merge:\n    # Not `needs: cell`" in text, "a cell no runner picks up must not hold the merge"
+    build = text[text.index("\n  build:") : text.index("\n  cell:")]
+    assert "runs-on: ubuntu-24.04" in build and '--push "$REGISTRY"' in build, (
+        "images are built once, on hosted runners"
+    )
+    assert "needs.merge.outputs.published == 'true'" in text, "a failing gate must not keep the page from deploying"
     for caller in ("compat-matrix.yml", "pr-matrix.yml"):
         assert "uses: ./.github/workflows/matrix.yml" in _text(caller), caller
     nightly = _text("compat-matrix.yml")
@@ -122,7 +127,7 @@ def test_jobs_install_the_harness_one_way_and_self_hosted_cells_need_no_tool_cac
         text = _text(name)
         assert "pip install -e ." not in text, f"{name}: install the harness with the setup-harness action"
     matrix = _text("matrix.yml")
-    assert matrix.count("uses: ./.torch-compat/.github/actions/setup-harness") == 5  # plan, build, cell, merge, gate
+    assert matrix.count("uses: ./.torch-compat/.github/actions/setup-harness") == 4  # plan, build, cell, merge
     cell = matrix[matrix.index("\n  cell:") : matrix.index("\n  merge:")]
     setup_python = cell[cell.index("uses: actions/setup-python") - 120 : cell.index("uses: actions/setup-python") + 120]
     assert "if: ${{ !matrix.self_hosted }}" in setup_python, "a self-hosted GPU box has no tool cache for setup-python"
