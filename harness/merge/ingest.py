@@ -28,7 +28,7 @@ from harness.merge import attempts as normalise
 from harness.merge.cellformat import CellReader, cell_reader
 from harness.merge.decide import Attempt, Phase, Status, decide, trim
 from harness.merge.featuremap import FeatureMap, load_feature_map
-from harness.merge.identity import IdentityRules
+from harness.merge.identity import IdentityRules, is_pytest
 from harness.merge.junit import JUnitRead, iter_junit
 from harness.model import UNASSIGNED, TestResult
 from harness.outcomes import Outcome, Scope
@@ -46,6 +46,7 @@ _SCOPES: Final = {s.value: s for s in Scope}
 _PHASE_BITS: Final = {"setup": 1, "call": 2, "teardown": 4}
 _START_LINE: Final = b'{"event": "start"'  # how the plugin's json.dumps begins a start line
 _PASSED_PHASES: Final = ((1, Phase.SETUP), (2, Phase.CALL), (4, Phase.TEARDOWN))
+_FAILED: Final = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.CRASHED})
 
 
 @dataclass(slots=True)
@@ -76,6 +77,7 @@ class CellResult:
     results: list[TestResult]
     errors: list[str]
     features: dict[str, FeatureInfo] = field(default_factory=dict)  # row metadata (manifest or feature map)
+    notes: list[str] = field(default_factory=list)  # what was read as documented, worth saying (not errors)
 
     @property
     def cell_id(self) -> str:
@@ -97,8 +99,8 @@ class _Test:
     passed: int = 0  # event log: bit per phase (setup 1, call 2, teardown 4) that reported a pass
     passed_time: float = 0.0  # and the time those passing phases took
     attempts: list[Attempt] | None = None  # event log: every report that is not a plain pass
-    runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase>
-    grouped: bool = True  # JUnit: several <testcase>s with this id are runs of one test (pytest)
+    runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase> of the id
+    source: int = -1  # JUnit: the index of the file `runs` came from (a later file decides)
     user_properties: Any = None  # event log: the latest report's properties, read once at the end
     properties: dict[str, Any] | None = None
     output: str | None = None
@@ -330,16 +332,27 @@ def junit_files(cell: Path) -> list[Path]:
     return files
 
 
-def read_junit_files(files: list[Path], gather: _Gather, errors: list[str]) -> int:
-    """Every testcase of every file; tests the event log already decided only lend their output."""
+def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], notes: list[str] | None = None) -> int:
+    """Every testcase of every file; tests the event log already decided only lend their output.
+
+    Ids are unique within a file (identity.IdentityRules); an id that an earlier file also has
+    is a second report of that test, and the later file decides (docs/outcomes.md, "Repeats"):
+    the earlier file's runs of it are dropped, never read as attempts. `notes` gets one line per
+    file that shared ids with an earlier one."""
     count = 0
     tests = gather.tests
-    rules = IdentityRules()  # one for the cell: equal ids in two files are still two tests
-    for path in files:
+    for index, path in enumerate(files):
         read = JUnitRead(path=path)
+        rules = IdentityRules()
+        replaced: dict[int, int] = {}  # earlier file -> how many of its tests this file decides
+        pytest_phases: bool | None = None
         for case in iter_junit(path, read):
             count += 1
-            nodeid, grouped = rules.test_id(case, read)
+            if pytest_phases is None:
+                pytest_phases = is_pytest(read)
+            runs = normalise.case_attempts(case, pytest_phases=pytest_phases)
+            failed = any(a.status in _FAILED for a in runs)
+            nodeid, copy = rules.test_id(case, read, failed=failed)
             if nodeid in gather.plain:
                 continue  # the event log decided it: it passed
             test = tests.get(nodeid)
@@ -347,17 +360,24 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str]) -> i
                 test = gather.test(nodeid)
             if (case.system_out or case.system_err) and test.output is None:
                 test.output = trim("\n".join(t for t in (case.system_out, case.system_err) if t), OUTPUT_CAP)
-            if test.reported:
+            if test.reported or copy:
                 continue  # the event log decides and has the properties; JUnit adds only output
+            if test.source != index:
+                if test.source >= 0:  # an earlier file reported it too: this one decides
+                    replaced[test.source] = replaced.get(test.source, 0) + 1
+                    test.properties = None
+                test.source, test.runs = index, [runs]
+            else:
+                test.runs.append(runs)  # type: ignore[union-attr]
             if case.properties:
                 _add_properties(test, case.properties)
-            runs = normalise.case_attempts(case, pytest_phases=grouped)
-            if test.runs is None:
-                test.runs = [runs]
-                test.grouped = grouped
-            else:
-                test.runs.append(runs)
         errors.extend(e for e in read.errors if not e.endswith(": missing"))
+        if notes is not None:
+            for earlier, shared in replaced.items():
+                notes.append(
+                    f"{path.name}: {shared} test id(s) also in {files[earlier].name}, a report written earlier:"
+                    f" two runs of one test; the later file ({path.name}) decides"
+                )
     return count
 
 
@@ -483,8 +503,8 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
     elif test.reported:
         attempts = _event_attempts(test) + extra
     elif test.runs is not None:
-        # Grouped (pytest): each <testcase> is a run or a phase; otherwise ids are unique, one run.
-        attempts = (normalise.pytest_run_attempts(test.runs) if test.grouped else test.runs[0]) + extra
+        # Each <testcase> of the id in its file is a run or a phase (identity decides which are).
+        attempts = normalise.run_attempts(test.runs) + extra
     else:
         attempts = extra
     result = decide(attempts, signal=signal)
@@ -548,13 +568,14 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
     completed = manifest.completed
     reader = cell_reader(manifest.cell_format)
     read_collected(cell.collected, gather, errors, reader)
+    notes: list[str] = []
     read_events(cell.events, gather, errors, progress=not completed, plain_finish=reader.PLAIN_FINISH)
     files = junit_files(path)
     if not files:
         if completed:
             errors.append("junit.xml: missing although the run completed")
     elif not (gather.session_finished and gather.events_clean and all(junit_ends_well(f) for f in files)):
-        read_junit_files(files, gather, errors)
+        read_junit_files(files, gather, errors, notes)
     # Otherwise the event log saw the whole session and holds every report (messages, traces,
     # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
     # and its intact ending is all that is checked. A damaged file is read, to say what is wrong.
@@ -601,6 +622,7 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
         results=results,
         errors=errors,
         features=features.meta,
+        notes=notes,
     )
 
 
