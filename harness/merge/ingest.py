@@ -375,8 +375,8 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
         if notes is not None:
             for earlier, shared in replaced.items():
                 notes.append(
-                    f"{path.name}: {shared} test id(s) also in {files[earlier].name}, a report written earlier:"
-                    f" two runs of one test; the later file ({path.name}) decides"
+                    f"{path.name}: {shared} test id(s) also in {files[earlier].name} (given before it):"
+                    f" two runs of one test, the later file decides"
                 )
     return count
 
