@@ -352,7 +352,7 @@ def _junit_plain_pass(case: JUnitCase) -> bool:
     element, no status (CTest's `run` aside), a time, and only bookkeeping properties."""
     if case.results or case.reruns or case.time is None:
         return False
-    status = case.status
+    status = case.attrs.get("status")
     if status is not None and status != "run":
         return False
     return not case.properties or BOOKKEEPING.issuperset(map(_FIRST, case.properties))

@@ -196,7 +196,10 @@ class _Handlers:
         self.suite_keys: list[str] = []
         self.sibling_names: list[dict[str, int]] = [{}]  # per open level: suite name -> how many seen
         self.case: JUnitCase | None = None
+        self.case_properties: list[tuple[str, str]] = []  # the open testcase's
+        self.open_suites: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self.case_depth = 0
+        self.inner_cap = MAX_DEPTH
         self.in_suite_properties = False
         self.inner: list[tuple[str, dict[str, str] | None, _Text | None]] = []  # open elements inside the case
         self.text: _Text | None = None
@@ -222,10 +225,13 @@ class _Handlers:
             return
         if tag == "testcase":
             self.cases += 1
-            self.case = JUnitCase(
-                suites=tuple(self.suites), suite_keys=tuple(self.suite_keys), attrs=attrs, index=self.cases
-            )
+            if self.open_suites is None:  # the suites around it, as tuples made once per change of suite
+                self.open_suites = (tuple(self.suites), tuple(self.suite_keys))
+            suites, keys = self.open_suites
+            self.case = JUnitCase(suites=suites, suite_keys=keys, attrs=attrs, index=self.cases)
+            self.case_properties = self.case.properties
             self.case_depth = self.depth
+            self.inner_cap = MAX_DEPTH - self.depth
             self.parser.StartElementHandler = self.case_start
             self.parser.EndElementHandler = self.case_end
             return
@@ -246,17 +252,18 @@ class _Handlers:
             self.suites.append(name)
             self.suite_keys.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
             self.sibling_names.append({})
+            self.open_suites = None
 
     def case_start(self, tag: str, attrs: dict[str, str]) -> None:
         inner = self.inner
-        if len(inner) + self.case_depth >= MAX_DEPTH:
+        if len(inner) >= self.inner_cap:
             raise HostileXMLError(f"elements nested deeper than {MAX_DEPTH} levels")
         if tag == "property":
             value = attrs.get("value")
             if value is not None:
                 # The common case, kept cheap: no text to wait for.
                 if inner and inner[-1][0] == "properties":
-                    self.case.properties.append((attrs.get("name", ""), value))  # type: ignore[union-attr]
+                    self.case_properties.append((attrs.get("name", ""), value))
                 inner.append(_PROPERTY_DONE)
                 return
         if tag in _OUTPUT_TAGS:
@@ -293,6 +300,7 @@ class _Handlers:
             self.suites.pop()
             self.suite_keys.pop()
             self.sibling_names.pop()
+            self.open_suites = None
 
     def case_end(self, tag: str) -> None:
         inner = self.inner
