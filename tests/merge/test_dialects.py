@@ -219,6 +219,12 @@ def mocha_tool_key(test: dict[str, Any], _tests: list[dict[str, Any]]) -> str:
     return test["fullTitle"]
 
 
+def mocha_xunit_key(test_id: str) -> str:
+    """Mocha's xunit reporter: file (absolute), the `Mocha Tests` suite, classname = the describe
+    path, name = the title; fullTitle is `<describe path> <title>`."""
+    return " ".join(without_order_marks(test_id).split("::")[2:])
+
+
 def mocha_jenkins_tool_key(test: dict[str, Any], _tests: list[dict[str, Any]]) -> str:
     """jenkinsMode joins describe titles with ".", so a "." in a title (`describe.skip`) cannot be
     told from a nesting: both keys write every "." as a space."""
@@ -449,6 +455,10 @@ DIALECT_SETS = (
         "mocha-jenkins", "mocha", ("junit-jenkins.xml",), "expected.json", MOCHA_CATEGORIES, MOCHA_WORDS,
         mocha_jenkins_tool_key, mocha_jenkins_key,
         differences=(MOCHA_RETRY,), not_compared=MOCHA_NOT_COMPARED, outside=frozenset({MOCHA_HOOK_JENKINS}),
+    ),
+    Dialect(
+        "mocha-xunit", "mocha-xunit", ("xunit.xml",), "expected.json", MOCHA_CATEGORIES, MOCHA_WORDS,
+        mocha_tool_key, mocha_xunit_key, differences=(MOCHA_RETRY,), not_compared=MOCHA_NOT_COMPARED,
     ),
     Dialect(
         "go-full", "gotestsum", ("junit.xml",), "expected.json", GO_CATEGORIES, GO_WORDS,
