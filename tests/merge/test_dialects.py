@@ -495,6 +495,16 @@ DIALECT_SETS = (
         "pytest-xunit2", "pytest", ("junit-xunit2.xml",), "expected.json", PYTEST_CATEGORIES, pytest_word,
         lambda t, _: t["name"], lambda i: i, differences=PYTEST_DIFFERENCES,
     ),
+    # One CI job run twice (plain pytest, no rerunfailures): two reports sharing every id. The later
+    # report decides (docs/outcomes.md, "Repeats"), in either order; nothing turns flaky.
+    Dialect(
+        "pytest-jobrerun", "pytest-jobrerun", ("junit-run1.xml", "junit-run2.xml"), "expected-run2.json",
+        PYTEST_CATEGORIES, pytest_word, lambda t, _: t["name"], lambda i: i,
+    ),
+    Dialect(
+        "pytest-jobrerun-reversed", "pytest-jobrerun", ("junit-run2.xml", "junit-run1.xml"), "expected-run1.json",
+        PYTEST_CATEGORIES, pytest_word, lambda t, _: t["name"], lambda i: i,
+    ),
     Dialect(
         "surefire-junit4", "surefire",
         tuple(f"junit/TEST-com.example.{c}.xml" for c in (
