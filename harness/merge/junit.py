@@ -200,6 +200,7 @@ class _Handlers:
         self.open_suites: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self.case_depth = 0
         self.inner_cap = MAX_DEPTH
+        self.in_property = False  # property_start/property_end: inside a leaf <property value=...>
         self.in_suite_properties = False
         self.inner: list[tuple[str, dict[str, str] | None, _Text | None]] = []  # open elements inside the case
         self.text: _Text | None = None
@@ -276,6 +277,34 @@ class _Handlers:
         inner.append((tag, attrs, text))
         if text is not None or self.text is not None:
             self._capture(text)
+        if tag == "properties":
+            # Inside <properties>, leaf <property value=...> elements (all of them, in every writer
+            # seen) take the two cheapest handlers there can be; anything else goes back to these.
+            self.in_property = False
+            self.parser.StartElementHandler = self.property_start
+            self.parser.EndElementHandler = self.property_end
+
+    def property_start(self, tag: str, attrs: dict[str, str]) -> None:
+        if not self.in_property and tag == "property":
+            value = attrs.get("value")
+            if value is not None:
+                self.case_properties.append((attrs.get("name", ""), value))
+                self.in_property = True
+                return
+        # Not a leaf <property value=...>: the general handlers take over for the rest of <properties>.
+        if self.in_property:
+            self.inner.append(_PROPERTY_DONE)  # the open property, as case_start would have pushed it
+        self.parser.StartElementHandler = self.case_start
+        self.parser.EndElementHandler = self.case_end
+        self.case_start(tag, attrs)
+
+    def property_end(self, tag: str) -> None:
+        if self.in_property:
+            self.in_property = False
+            return
+        self.parser.StartElementHandler = self.case_start  # </properties>
+        self.parser.EndElementHandler = self.case_end
+        self.case_end(tag)
 
     def comment(self, text: str) -> None:
         if self.read.generator is None:
@@ -404,18 +433,20 @@ def iter_junit(path: Path, read: JUnitRead | None = None) -> Iterator[JUnitCase]
             read.errors.append(f"{path.name}: {err}")
 
 
-def _hand_over(handlers: _Handlers, read: JUnitRead) -> Iterator[JUnitCase]:
+def _hand_over(handlers: _Handlers, read: JUnitRead) -> list[JUnitCase]:
+    """The testcases finished since the last call, with their times read (a list: one generator
+    less per testcase on the way to the caller)."""
     ready = handlers.ready
     if not ready:
-        return
+        return ready
     handlers.ready = []
     for case in ready:
         seconds, problem = parse_time(case.attrs.get("time"))
         if problem:
             read.errors.append(f"{read.path.name}: testcase {case.name!r}: {problem}; duration left empty")
         case.time = seconds
-        read.count += 1
-        yield case
+    read.count += len(ready)
+    return ready
 
 
 def read_junit(path: Path) -> JUnitRead:
