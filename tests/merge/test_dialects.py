@@ -220,9 +220,9 @@ def mocha_tool_key(test: dict[str, Any], _tests: list[dict[str, Any]]) -> str:
 
 
 def mocha_xunit_key(test_id: str) -> str:
-    """Mocha's xunit reporter: file (absolute), the `Mocha Tests` suite, classname = the describe
-    path, name = the title; fullTitle is `<describe path> <title>`."""
-    return " ".join(without_order_marks(test_id).split("::")[2:])
+    """Mocha's xunit reporter: the `Mocha Tests` suite, classname = the describe path, name = the
+    title (its `file` is absolute, so not in the id); fullTitle is `<describe path> <title>`."""
+    return " ".join(without_order_marks(test_id).split("::")[1:])
 
 
 def mocha_jenkins_tool_key(test: dict[str, Any], _tests: list[dict[str, Any]]) -> str:
