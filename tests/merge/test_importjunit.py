@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -15,6 +16,7 @@ from harness.merge import ingest
 from harness.merge.featuremap import glob_problem
 from harness.merge.importcheck import check_backend, check_torch, check_url, copied_name
 from harness.merge.importjunit import ImportSpec, import_junit
+from harness.merge.junit import RERUN_TAGS, JUnitRead, iter_junit
 from harness.outcomes import Outcome
 from tests.conftest import REPO
 
@@ -150,3 +152,35 @@ def test_fast_path_and_plain_path_agree(tmp_path: Path, report: Path, monkeypatc
         zip(plain.nodeids, plain.test_features, plain.results, strict=True)
     )
     assert (fast.errors, fast.notes) == (plain.errors, plain.notes)
+
+
+def _by_element_tree(path: Path) -> list[tuple]:
+    """Each testcase read the plain way: the whole document as a tree (small files only)."""
+    cases = []
+    for case in ElementTree.parse(path).getroot().iter("testcase"):
+        properties = [
+            (p.get("name", ""), p.get("value") if "value" in p.attrib else (p.text or ""))
+            for props in case.findall("properties")
+            for p in props.findall("property")
+        ]
+        results = [(r.tag, r.get("type"), r.get("message")) for r in case if r.tag in ("failure", "error", "skipped")]
+        reruns = [(r.tag, r.get("message")) for r in case if r.tag in RERUN_TAGS]
+        cases.append((dict(case.attrib), properties, results, reruns))
+    return cases
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda p: str(p.relative_to(DIALECTS)))
+def test_streaming_reader_agrees_with_a_plain_tree_read(report: Path) -> None:
+    """The reader's specialised handlers (inside a testcase, inside <properties>) see what a plain
+    ElementTree read of the same real report sees: every testcase, its attributes, properties,
+    results and retried attempts, in order."""
+    ours = [
+        (
+            case.attrs,
+            case.properties,
+            [(r.kind, r.type, r.message) for r in case.results],
+            [(r.kind, r.message) for r in case.reruns],
+        )
+        for case in iter_junit(report, JUnitRead(path=report))
+    ]
+    assert ours == _by_element_tree(report)
