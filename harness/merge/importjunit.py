@@ -12,6 +12,7 @@ import hashlib
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from harness import __version__
 from harness.cell import (
@@ -43,6 +44,8 @@ from harness.merge.junit import JUnitRead, iter_junit
 from harness.probe import Probe
 from harness.registry import Backend
 from harness.torch_build import TorchVersion
+
+FEATURE_MAP_CAP: Final = 4 << 20  # bytes; a map of rules is a few KB
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,7 +153,9 @@ def import_junit(spec: ImportSpec) -> Imported:
     map_bytes = b""
     if spec.feature_map is not None:
         with open_input(spec.feature_map) as handle:
-            map_bytes = handle.read()
+            map_bytes = handle.read(FEATURE_MAP_CAP + 1)
+        if len(map_bytes) > FEATURE_MAP_CAP:
+            raise InputError(f"{spec.feature_map}: larger than {FEATURE_MAP_CAP >> 20} MB: not a feature map")
         feature_map = parse_feature_map(map_bytes, spec.feature_map)
     try:
         with building_cell(spec.results_dir, checked.cell_id) as cell:
