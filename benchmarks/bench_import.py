@@ -93,6 +93,7 @@ def _bench(root: Path, args: argparse.Namespace) -> int:
 
     lxml = Step("lxml iterparse (cases + result element)")
     merge = Step("harness merge of the imported cells")
+    merge1 = Step("harness merge --jobs 1 (one process)")
     if not has_lxml():
         lxml.note = "lxml is not installed: pip install -e '.[bench]'"
     for round_ in range(args.repeat):
@@ -100,21 +101,24 @@ def _bench(root: Path, args: argparse.Namespace) -> int:
         if not lxml.note.startswith("lxml is not"):
             measure(lxml, [py, "-c", LXML, *map(str, junits)])
         measure(merge, [py, "-m", "harness", "merge", *map(str, imported), "-o", str(matrix)])
+        measure(merge1, [py, "-m", "harness", "merge", *map(str, imported), "-o", str(out / "one.json"), "--jobs", "1"])
     counted = subprocess.run([py, "-c", COUNTS, str(matrix)], capture_output=True, text=True, check=False)
     ours = counted.stdout.strip()
 
     print()
     print(f"input: {len(junits)} imported reports x {args.tests} testcases, {junit_mb:.0f} MB of JUnit")
     print(f"{'step':<44} {'time':>8} {'peak RSS':>10}  (best of {args.repeat}; RSS of the whole process tree)")
-    for step in (lxml, merge):
+    for step in (lxml, merge, merge1):
         print(step.text())
     print(f"{'counts of the merge (matrix.json)':<44} {'':>8} {'':>10}  {ours}")
-    return _verdict(lxml, merge, ours)
+    return _verdict(lxml, merge, merge1, ours)
 
 
-def _verdict(lxml: Step, merge: Step, ours: str) -> int:
+def _verdict(lxml: Step, merge: Step, merge1: Step, ours: str) -> int:
     checks: list[tuple[str, bool | None]] = []
     ratio = _ratio(lxml, merge)
+    one = _ratio(lxml, merge1)
+    print(f"  (one process: {one:.2f}x of lxml)" if one else "  (one process: failed)")
     if lxml.seconds < float("inf"):
         text = f"{ratio:.2f}x" if ratio else "a step failed"
         checks.append((f"import merge throughput vs lxml iterparse: {text} (target >= 0.6x)", (ratio or 0) >= 0.6))
@@ -129,7 +133,15 @@ def _verdict(lxml: Step, merge: Step, ours: str) -> int:
         mark = "n/a " if passed is None else "PASS" if passed else "MISS"
         missed += passed is False
         print(f"{mark} {text}")
-    print(json.dumps({"ratio_vs_lxml": round(ratio, 3) if ratio else None, "peak_rss_mb": round(merge.peak_mb)}))
+    print(
+        json.dumps(
+            {
+                "ratio_vs_lxml": round(ratio, 3) if ratio else None,
+                "one_process": round(one, 3) if one else None,
+                "peak_rss_mb": round(merge.peak_mb),
+            }
+        )
+    )
     return 1 if missed else 0
 
 
