@@ -6,8 +6,8 @@ Rules (docs/outcomes.md, "Test identity" and "Repeats", a row per dialect):
   the same node id in one file are runs or phases of one test (teardown errors,
   pytest-rerunfailures);
 - every other dialect: the suite path (nested <testsuite> names; a sibling suite of an equal
-  name is told apart by its position), or the `file` attribute where the producer writes
-  one, then classname and name. A repeat of an id in the same file that follows a FAILED
+  name is told apart by its position), or the `file` attribute where the producer writes a
+  relative one (an absolute path names the machine), then classname and name. A repeat of an id in the same file that follows a FAILED
   attempt of it is a retry of that test (the convention of the writers that retry that way:
   gotestsum `--rerun-fails`, web-test-runner, Gradle without mergeReruns). No retry convention
   reruns a test that passed or skipped, so a repeat after one is a test of its own and gets
