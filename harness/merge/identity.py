@@ -7,9 +7,10 @@ Rules (docs/outcomes.md, "Test identity" and "Repeats", a row per dialect):
   pytest-rerunfailures);
 - every other dialect: the suite path (nested <testsuite> names; a sibling suite of an equal
   name is told apart by its position), or the `file` attribute where the producer writes a
-  relative one (an absolute path names the machine), then classname and name. A repeat of an id in the same file that follows a FAILED
-  attempt of it is a retry of that test (the convention of the writers that retry that way:
-  gotestsum `--rerun-fails`, web-test-runner, Gradle without mergeReruns). No retry convention
+  relative one (an absolute path names the machine), then classname and name. A repeat of an
+  id in the same file that follows a FAILED attempt of it is a retry of that test (the
+  convention of the writers that retry that way: gotestsum `--rerun-fails`, web-test-runner,
+  Gradle without mergeReruns). No retry convention
   reruns a test that passed or skipped, so a repeat after one is a test of its own and gets
   " (2)", " (3)"... in the order it appears. Producers that write every invocation as a
   testcase and never a retried attempt (Jest `test.each` rows, Mocha tests that share a title,
