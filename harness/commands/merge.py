@@ -57,17 +57,22 @@ def read_plan(path: Path) -> list[dict[str, str]]:
 
 
 def expand(paths: list[Path], depth: int = 3) -> list[Path]:
-    """A path with a manifest.json is a cell; otherwise look for cells below it."""
+    """A path with a manifest.json is a cell; otherwise look for cells below it. Hidden dirs below
+    it are left out: a cell being built (`harness run`, `harness import`) is hidden until it is whole."""
     found: list[Path] = []
     for path in paths:
         if (path / "manifest.json").is_file() or not path.is_dir():
             found.append(path)
             continue
-        below = sorted(p.parent for p in path.glob("/".join(["*"] * 1) + "/manifest.json"))
-        for level in range(2, depth + 1):
+        below: list[Path] = []
+        for level in range(1, depth + 1):
+            below = sorted(
+                p.parent
+                for p in path.glob("/".join(["*"] * level) + "/manifest.json")
+                if not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
             if below:
                 break
-            below = sorted(p.parent for p in path.glob("/".join(["*"] * level) + "/manifest.json"))
         found.extend(below or [path])
     return found
 

@@ -231,8 +231,10 @@ def _ingest_alone(path: Path) -> _Read | Problem:
 
 
 def _cell_size(path: Path) -> int:
+    """The bytes of a cell's files, with the reports `harness import` keeps under junit/."""
     try:
-        return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
+        files = [*path.iterdir(), *((path / "junit").iterdir() if (path / "junit").is_dir() else ())]
+        return sum(p.stat().st_size for p in files if p.is_file())
     except OSError:
         return 0
 
