@@ -110,7 +110,7 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
                 continue
             label = state_label(cell.state)
             if with_counts and cell.state not in (Rollup.NO_DATA, Rollup.NOT_SHIPPED):
-                label += f"<br>{counts_text(cell)}"
+                label += f"<br>{counts_text(cell) or '_no test of it for this build_'}"
                 if cell.host_tests:
                     label += f" · judged without {cell.host_tests} host-side tests"
             row.append(label)
