@@ -19,6 +19,12 @@ merge's worker processes count. Steps:
 - memory against bytes: the merge again after doubling every captured output, and one cell
   whose single <system-out> is --giant-mb MB against the same cell at a tenth of that.
 Targets (issue 9) are checked at the end; the exit code is 1 when one is missed.
+
+`--against TREE` also times another source tree of the harness (say the commit before a refactor:
+`git worktree add /tmp/before <rev>`) on the same cells in the same rounds, interleaved, prints
+the after/before ratios of the merge and the page, and says whether both wrote the same matrix.json
+byte for byte (generated_at and harness_version aside); it exits 1 when either is slower by more
+than the noise allowance (--slower, default 10%) or the matrices differ.
 """
 
 from __future__ import annotations
@@ -119,11 +125,12 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def run_child(argv: list[str]) -> tuple[float, float, str]:
-    """(seconds, peak total RSS in MB, last line printed) of one child process tree."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def run_child(argv: list[str], tree: Path = REPO) -> tuple[float, float, str]:
+    """(seconds, peak total RSS in MB, last line printed) of one child process tree, importing the
+    harness from `tree`."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(argv, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     peak = 0
     while proc.poll() is None:
         peak = max(peak, _tree_rss_kb(proc.pid))
@@ -137,9 +144,9 @@ def run_child(argv: list[str]) -> tuple[float, float, str]:
     return seconds, peak / 1024, lines[-1] if lines else ""
 
 
-def measure(step: Step, argv: list[str]) -> None:
+def measure(step: Step, argv: list[str], tree: Path = REPO) -> None:
     try:
-        seconds, peak, last = run_child(argv)
+        seconds, peak, last = run_child(argv, tree)
     except RuntimeError as err:
         step.note = f"failed: {err}"
         return
@@ -179,7 +186,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--giant-mb", type=int, default=500)
     parser.add_argument("--data", type=Path, help="keep the generated cells here and reuse them next time")
+    parser.add_argument("--against", type=Path, metavar="TREE", help="another source tree of the harness to compare")
+    parser.add_argument("--slower", type=float, default=0.10, help="--against: the noise allowed (0.10 = 10%%)")
     args = parser.parse_args()
+    if args.against is not None and not (args.against / "harness" / "__init__.py").is_file():
+        parser.error(f"--against {args.against}: no harness/ package there")
     root = args.data or Path(tempfile.mkdtemp(prefix="bench-merge-"))
     try:
         return _bench(root, args)
@@ -227,6 +238,7 @@ def _bench(root: Path, args: argparse.Namespace) -> int:
     if not has_lxml():
         lxml.note = "lxml is not installed: pip install lxml to measure the limit"
     merge_argv = [py, "-m", "harness", "merge", *map(str, cells), "-o", str(matrix)]
+    before = Before(args.against, out / "before") if args.against else None
     for round_ in range(args.repeat):
         print(f"round {round_ + 1}/{args.repeat} ...", flush=True)
         if not lxml.note.startswith("lxml is not"):
@@ -234,6 +246,8 @@ def _bench(root: Path, args: argparse.Namespace) -> int:
         measure(expat, [py, "-c", EXPAT, *junits])
         measure(merge, merge_argv)
         measure(report, [py, "-m", "harness", "report", str(matrix), "--format", "html", "-o", str(page)])
+        if before:
+            before.round(py, cells)
         measure(naive, [py, "-c", NAIVE, *junits])
         measure(merge1, [*merge_argv, "--jobs", "1"])
 
@@ -267,7 +281,65 @@ def _bench(root: Path, args: argparse.Namespace) -> int:
     print(f"{'step':<44} {'time':>8} {'peak RSS':>10}  (best of {args.repeat}; RSS of the whole process tree)")
     for step in steps:
         print(step.text())
-    return _verdict(lxml, expat, naive, merge, merge1, report, merge_chatty, giant_small, giant_big)
+    missed = _verdict(lxml, expat, naive, merge, merge1, report, merge_chatty, giant_small, giant_big)
+    if before:
+        missed |= before.verdict(merge, report, matrix, args.slower)
+    return missed
+
+
+class Before:
+    """The same merge and page from another source tree, timed in the same rounds as this one's."""
+
+    def __init__(self, tree: Path, out: Path) -> None:
+        compileall.compile_dir(tree / "harness", quiet=1)
+        out.mkdir(exist_ok=True)
+        self.tree, self.matrix, self.page = tree.resolve(), out / "matrix.json", out / "index.html"
+        self.merge = Step(f"harness merge ({self.tree.name})")
+        self.report = Step(f"harness report --format html ({self.tree.name})")
+
+    def round(self, py: str, cells: list[Path]) -> None:
+        measure(self.merge, [py, "-m", "harness", "merge", *map(str, cells), "-o", str(self.matrix)], self.tree)
+        argv = [py, "-m", "harness", "report", str(self.matrix), "--format", "html", "-o", str(self.page)]
+        measure(self.report, argv, self.tree)
+
+    def verdict(self, merge: Step, report: Step, matrix: Path, slower: float) -> int:
+        print(f"\nagainst {self.tree}:")
+        for step in (self.merge, self.report):
+            print(step.text())
+        missed = 0
+        for after, before in ((merge, self.merge), (report, self.report)):
+            ratio = _ratio(after, before)
+            ok = ratio is not None and ratio <= 1 + slower
+            missed |= not ok
+            shown = f"{ratio:.2f}x" if ratio is not None else "a step failed"
+            print(f"{'PASS' if ok else 'MISS'} {after.name}: after/before time {shown} (target <= {1 + slower:.2f})")
+        same, why = same_matrix(matrix, self.matrix)
+        print(f"{'PASS' if same else 'MISS'} matrix.json byte-identical (generated_at, harness_version aside): {why}")
+        return missed | (not same)
+
+
+VOLATILE = (b"generated_at", b"harness_version")
+
+
+def same_matrix(a: Path, b: Path) -> tuple[bool, str]:
+    """Whether two matrix.json files are equal byte for byte once their volatile top-level fields
+    (one line each in the harness's output) are left out; else where they first differ (a's line)."""
+    try:
+        left, right = _stable_lines(a), _stable_lines(b)
+    except OSError as err:
+        return False, str(err)
+    for (number, x), (_, y) in zip(left, right, strict=False):
+        if x != y:
+            return False, f"line {number} differs: {x[:120]!r} / {y[:120]!r}"
+    if len(left) != len(right):
+        return False, f"{len(left)} lines against {len(right)}"
+    return True, f"{sum(len(line) for _, line in left) / (1 << 20):.0f} MB, {len(left)} lines equal"
+
+
+def _stable_lines(path: Path) -> list[tuple[int, bytes]]:
+    keys = tuple(b'"' + key for key in VOLATILE)
+    lines = enumerate(path.read_bytes().splitlines(), 1)
+    return [(number, line) for number, line in lines if not line.lstrip().startswith(keys)]
 
 
 def _ratio(a: Step, b: Step) -> float | None:

@@ -506,10 +506,14 @@ def building_cell(results_dir: Path, cell_id: str) -> Iterator[CellDir]:
     """A new cell dir, built in a hidden folder beside the results and renamed into place when the
     block ends: a failure inside it leaves nothing partial behind. Its name is
     `<cell id>-<UTC time>`, with `-2`, `-3`... when two runs or imports of one cell id start in the
-    same second: both are kept, as separate runs (the merge keeps the latest)."""
+    same second: both are kept, as separate runs (the merge keeps the latest). Hidden while it is
+    built (`.<cell id>.<random>.building`): `harness merge` never reads a dir whose name starts with '.'."""
     valid_cell_id(cell_id)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{cell_id}.", suffix=".building", dir=results_dir))
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f".{cell_id}.", suffix=".building", dir=results_dir))
+    except OSError as err:  # the results dir is a file, read-only, on a full disk...
+        raise InputError(f"{results_dir}: cannot make a cell here: {err.strerror or err}") from None
     os.chmod(building, 0o755)  # mkdtemp makes 0700; a cell is shared (artifacts, a container's user)
     cell = CellDir(building)
     try:

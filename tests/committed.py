@@ -8,6 +8,7 @@ writes to them; the matrices are frozen, so sharing them between tests is safe.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any, Final
 
@@ -19,7 +20,7 @@ SAMPLES: Final = DATA / "cells-sample"
 
 
 def cell_dirs() -> list[Path]:
-    """The real suites on three torch builds: cpu-2.13.0, cu130-2.13.0-cpu-only, cu130-2.14.1-cpu-only."""
+    """The real suites on three torch releases: cpu-2.13.0, cu130-2.14.1-cpu-only, cu132-2.15.0-cpu-only."""
     return sorted(p for p in CELLS.iterdir() if p.is_dir())
 
 
@@ -61,3 +62,27 @@ def as_groups(collected: dict[str, Any]) -> dict[str, Any]:
         else:
             groups.append({"feature": key[0], "scope": key[1], "tests": [test["nodeid"]]})
     return {"count": collected["count"], "collect_errors": collected.get("collect_errors", []), "groups": groups}
+
+
+def as_tests(collected: dict[str, Any]) -> dict[str, Any]:
+    """A format 2 collected.json (`groups`) in format 1's layout (`tests`: one object per test), as
+    the cell plugin wrote it before December 2026."""
+    tests = [
+        {"nodeid": nodeid, "feature": group["feature"], "scope": group["scope"], "path": nodeid.split("::")[0]}
+        for group in collected["groups"]
+        for nodeid in group["tests"]
+    ]
+    return {"count": collected["count"], "collect_errors": collected.get("collect_errors", []), "tests": tests}
+
+
+def as_finish_lines(events: str) -> str:
+    """A format 2 events.jsonl with every `pass` line as format 1 wrote it: a `finish` line with the
+    call's time among its passed phases."""
+    out = []
+    for line in events.splitlines():
+        event = json.loads(line) if line.strip() else None
+        if event and event.get("event") == "pass":
+            event = {"event": "finish", "nodeid": event["nodeid"], "passed": {"call": event["duration"]}}
+            line = json.dumps(event)
+        out.append(line)
+    return "\n".join(out) + "\n"

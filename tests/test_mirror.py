@@ -39,10 +39,6 @@ COVERED_ELSEWHERE: Final[dict[str, tuple[str, ...]]] = {
     # The pytest plugin runs inside pytest: its tests are real runs of sample suites (every outcome
     # it records, read back by ingest; the device pinning of its workers).
     "run/cellplugin/compat_cell_plugin.py": ("tests/merge/test_ingest.py", "tests/run/test_execute.py"),
-    # Its mirror, tests/merge/test_importjunit.py, is being written with the import hardening;
-    # until it lands, real JUnit of every dialect imported with `harness import` covers it.
-    # Remove this entry when tests/merge/test_importjunit.py exists.
-    "merge/importjunit.py": ("tests/merge/test_dialects.py",),
 }
 
 COMMANDS_COVERED_BY: Final = "tests/cli/test_cli.py"

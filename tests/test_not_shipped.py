@@ -51,7 +51,7 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
             "cpu-2.13.0", root / "cpu-2.15.0", cell_id="cpu-2.15.0", backend="cpu", torch="2.15.0+cpu", cuda=None
         ),
         _restated(
-            "cu130-2.13.0-cpu-only",
+            "cu130-2.14.1-cpu-only",
             root / "cu126",
             cell_id="cu126-2.13.0-cpu-only",
             backend="cu126",

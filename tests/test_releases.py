@@ -1,8 +1,9 @@
 """Release over release: a column is a backend and a torch build.
 
-Real cells, committed (tests/data/make_cells.py made them): the real suites on this machine's CPU
-torch 2.13.0+cpu, and on PyPI's default torch, the CUDA 13.0 build, 2.13.0 and 2.14.1, run on a
-host without a GPU: each a `cpu-only` column of its own, its GPU tests skipped as hardware.
+Real cells, committed (tests/data/make_cells.py made them): the real suites on torch 2.13.0+cpu, and on
+PyPI's default torch of the two releases after it, 2.14.1 (the CUDA 13.0 build) and 2.15.0 (the CUDA
+13.2 build), run on a host without a GPU: each a `cpu-only` column of its own, its GPU tests skipped as
+hardware. All three ran on the CPU: one release line, 2.13.0 → 2.14.1 → 2.15.0.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from harness.publish.render.markdown import render_markdown
 from tests.publishing_cells import REGRESSED, real_cells
 
 CELLS = Path(__file__).resolve().parent / "data" / "cells"
-CPU, CU130_OLD, CU130_NEW = "cpu-2.13.0", "cu130-2.13.0-cpu-only", "cu130-2.14.1-cpu-only"
+CPU, CU130, CU132 = "cpu-2.13.0", "cu130-2.14.1-cpu-only", "cu132-2.15.0-cpu-only"
 
 
 @pytest.fixture(scope="module")
@@ -36,32 +37,32 @@ def matrix() -> Matrix:
     return merge_cell_dirs(sorted(p for p in CELLS.iterdir() if p.is_dir()))
 
 
-def test_two_torch_builds_of_a_backend_are_two_columns_in_build_order(matrix: Matrix) -> None:
-    assert [c.id for c in matrix.columns] == [CPU, CU130_OLD, CU130_NEW]
-    assert [c.torch for c in matrix.columns] == ["2.13.0+cpu", "2.13.0+cu130", "2.14.1+cu130"]
-    old, new = matrix.column(CU130_OLD), matrix.column(CU130_NEW)
-    assert old.backend == new.backend == "cu130" and old.build_key == new.build_key
+def test_three_releases_are_three_columns_in_build_order(matrix: Matrix) -> None:
+    assert [c.id for c in matrix.columns] == [CPU, CU130, CU132]
+    assert [c.torch for c in matrix.columns] == ["2.13.0+cpu", "2.14.1+cu130", "2.15.0+cu132"]
+    assert [c.backend for c in matrix.columns] == ["cpu", "cu130", "cu132"]
+    assert {c.release_line for c in matrix.columns} == {("cpu", "")}, "all three ran on the CPU"
 
 
 def test_a_cuda_build_without_a_gpu_is_a_cpu_only_column_apart_from_the_backend(matrix: Matrix) -> None:
-    column = matrix.column(CU130_NEW)
+    column = matrix.column(CU130)
     assert column.variant == "cpu-only" and not column.speaks_for_backend
     assert column.heading == "CUDA 13.0 build, CPU only"
     assert column.variant_reason.startswith("no CUDA 13.0 device on this host")
     assert column.environment.device == "cpu" and column.environment.cuda == "13.0"
-    graphs = matrix.cell("graphs", CU130_NEW)
+    graphs = matrix.cell("graphs", CU130)
     assert graphs.skips == {SkipClass.HARDWARE: graphs.skips[SkipClass.HARDWARE]} and graphs.skips[SkipClass.HARDWARE]
-    assert matrix.cell("linalg", CU130_NEW).state is Rollup.SUPPORTED
+    assert matrix.cell("linalg", CU130).state is Rollup.SUPPORTED
     # never the backend's verdict: a gate on cu130 finds no column of it, the overall badge leaves it out
     why = (
-        f"its columns here ran without its device ({CU130_OLD}, {CU130_NEW}) and never speak for CUDA 13.0; "
+        f"its columns here ran without its device ({CU130}) and never speak for CUDA 13.0; "
         "name one by its id to judge it"
     )
     result = evaluate_gate(matrix, no_data=True, backends=["cu130"])
     assert result.reasons == [("cu130", why)] and result.checked == []
     with pytest.raises(UsageError, match=re.escape(f"--backend cu130 selects no column: {why}")):
         evaluate_gate(matrix, any_failure=True, backends=["cu130"])
-    assert evaluate_gate(matrix, any_failure=True, backends=[CU130_NEW]).checked == [CU130_NEW]
+    assert evaluate_gate(matrix, any_failure=True, backends=[CU130]).checked == [CU130]
     cpu = matrix.column(CPU).score
     assert f">{cpu.supported}/{cpu.judged} feature cells<" in badges(matrix)["matrix.svg"], (
         "only the real column counts"
@@ -75,14 +76,17 @@ def test_column_heads_name_the_build_in_summary_page_and_badges(matrix: Matrix) 
     columns = page_data(matrix)["columns"]
     assert [(c["name"], c["torch"], c["variant"]) for c in columns] == [
         ("CPU", "2.13.0+cpu", None),
-        ("CUDA 13.0 build, CPU only", "2.13.0+cu130", "cpu-only"),
         ("CUDA 13.0 build, CPU only", "2.14.1+cu130", "cpu-only"),
+        ("CUDA 13.2 build, CPU only", "2.15.0+cu132", "cpu-only"),
     ]
-    assert "torch 2.14.1+cu130" in badges(matrix)[f"{CU130_NEW}.svg"]
+    # Two CPU-only columns of two builds read apart in every text output, not only in the head.
+    assert "**CUDA 13.0 build, CPU only · torch 2.14.1+cu130**" in summary
+    assert "**CUDA 13.2 build, CPU only · torch 2.15.0+cu132**" in summary
+    assert "torch 2.14.1+cu130" in badges(matrix)[f"{CU130}.svg"]
 
 
 def test_each_column_carries_the_command_that_reruns_it(matrix: Matrix) -> None:
-    new = matrix.column(CU130_NEW).reproduce
+    new = matrix.column(CU130).reproduce
     assert new.startswith(
         "python3 -m pip install torch==2.14.1+cu130 --index-url https://download.pytorch.org/whl/cu130"
     )
@@ -91,17 +95,38 @@ def test_each_column_carries_the_command_that_reruns_it(matrix: Matrix) -> None:
     assert f"rerun: `{new}`" in render_markdown(matrix)
 
 
-def test_release_view_pairs_the_builds_of_a_backend(matrix: Matrix, capsys: pytest.CaptureFixture) -> None:
-    assert release_pairs(matrix) == [(CU130_OLD, CU130_NEW)]
+def test_release_view_follows_the_cpu_line_through_three_releases(matrix: Matrix) -> None:
+    assert release_pairs(matrix) == [(CPU, CU130), (CU130, CU132)]
     report = diff_matrices(matrix, matrix, release_pairs(matrix))
-    (pair,) = report.columns
-    assert (pair.old.torch, pair.new.torch) == ("2.13.0+cu130", "2.14.1+cu130")
+    assert [(c.old.torch, c.new.torch) for c in report.columns] == [
+        ("2.13.0+cpu", "2.14.1+cu130"),
+        ("2.14.1+cu130", "2.15.0+cu132"),
+    ]
     assert report.columns_added == report.columns_removed == []
     releases = page_data(matrix)["releases"]
     # One release line: every column ran on the CPU (the CPU build, and the CUDA builds without a GPU).
     assert [(r["line"], r["cols"]) for r in releases] == [(["cpu", ""], [0, 1, 2])]
-    (step,) = releases[0]["steps"]
-    assert (step["a"], step["b"]) == (1, 2), "2.14.1's CUDA build follows 2.13.0's CUDA build, not the CPU build"
+    assert [(step["a"], step["b"]) for step in releases[0]["steps"]] == [(0, 1), (1, 2)]
+
+
+def test_each_release_says_its_new_rows_and_device_api(matrix: Matrix) -> None:
+    """2.14 brought the rows of its release; 2.15's device API against 2.14.1's: the new names, and
+    how many of them the suites exercise (a feature's `apis` in suites/features.toml)."""
+    to_214, to_215 = diff_matrices(matrix, matrix, release_pairs(matrix)).columns
+    since = {f.id: f.since for f in matrix.features}
+    assert to_214.new_features and all(since[f] == "2.14" for f in to_214.new_features)
+    assert to_215.new_features and all(since[f] == "2.15" for f in to_215.new_features)
+    api = to_215.device_api
+    assert api is not None and api.added and set(api.tested) <= set(api.added)
+    assert "torch.mps.Stream" in api.added, "2.15 added MPS streams (read off the real 2.15.0 wheel)"
+    assert "torch.mps.Stream" in api.tested, "and the suites exercise them (mps_streams)"
+    line = api.summary("2.15.0+cu132")
+    assert line == f"2.15.0+cu132: {len(api.added)} new device APIs, {len(api.tested)} tested" + (
+        f", {len(api.removed)} gone" if api.removed else ""
+    )
+    summary = render_markdown(matrix)
+    assert "### Release over release" in summary
+    assert f"{len(api.added)} new device APIs, {len(api.tested)} tested by the suites" in summary
 
 
 def _second_build(tmp_path: Path) -> Path:

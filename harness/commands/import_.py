@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
+from harness.merge.featuremap import FeatureMap
 from harness.merge.importjunit import ImportSpec, import_junit
 from harness.merge.ingest import ingest_cell
 from harness.model import UNASSIGNED
@@ -20,9 +22,22 @@ HELP = "turn bare JUnit files (another CI's, a vendor's) into a cell, with the b
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", type=Path, help="JUnit XML files (any dialect: pytest, Jest, Go, ...)")
-    parser.add_argument("--backend", required=True, help="the backend these results are for (e.g. cu130, rocm)")
-    parser.add_argument("--cell-id", required=True, help="the column id (a rerun with the same id replaces it)")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        type=Path,
+        help="JUnit XML files (any dialect: pytest, Jest, Go, ...); regular files, links are not followed",
+    )
+    parser.add_argument(
+        "--backend",
+        required=True,
+        help="the build variant these results are for (e.g. cu130, rocm7.2; see `harness backends`)",
+    )
+    parser.add_argument(
+        "--cell-id",
+        required=True,
+        help="the column id: letters, digits, '.', '_', '-' (a rerun with the same id replaces it)",
+    )
     parser.add_argument("--torch", default="", help="the torch build, e.g. 2.13.0+cu130")
     parser.add_argument("--device", default="", help="the device the tests ran on, e.g. 'NVIDIA H200'")
     parser.add_argument("--run-url", default="", help="link to the run that produced the files")
@@ -48,17 +63,38 @@ def run(args: argparse.Namespace) -> int:
         results_dir=args.results_dir,
     )
     done = import_junit(spec)
+    for line in done.duplicates:
+        print(f"harness: warning: {line}", file=sys.stderr)
     for report in done.files:
         print(f"{report.path}: {report.testcases} testcase(s)", file=sys.stderr)
         for problem in report.problems:
             print(f"harness: warning: {problem}", file=sys.stderr)
     cell = ingest_cell(done.cell_dir)
-    rows: dict[str, int] = {}
-    for feature in cell.test_features:
-        rows[feature] = rows.get(feature, 0) + 1
+    names = {Path(f["file"]).name: f["source"] for f in cell.manifest.imported.files} if cell.manifest.imported else {}
+    for note in cell.notes:
+        for copied, source in names.items():  # the user's names, not the copies'
+            note = note.replace(copied, source)
+        print(f"harness: note: {note}", file=sys.stderr)
+    rows = Counter(cell.test_features)
     for feature, count in rows.items():
         note = " (matched no rule of the feature map)" if feature == UNASSIGNED and args.feature_map else ""
         print(f"  {feature:<24} {count} test(s){note}", file=sys.stderr)
+    if done.feature_map is not None:
+        _print_rules(done.feature_map, cell.nodeids)
     print(done.cell_dir)
     print(f"merge it with: harness merge {done.cell_dir} [other cells...] -o matrix.json", file=sys.stderr)
     return 0
+
+
+def _print_rules(feature_map: FeatureMap, test_ids: list[str]) -> None:
+    """How many tests each rule of the map took (the first rule that matches takes a test); a rule
+    that took none is named: a glob that matches nothing as intended says so here."""
+    taken = Counter(feature_map.rule_of(test_id) for test_id in test_ids)
+    print("feature map rules (first match wins):", file=sys.stderr)
+    for index, rule in enumerate(feature_map.rules):
+        globs = ", ".join(repr(p) for p in rule.patterns)
+        print(f"  rule {index + 1}: {globs} -> {rule.feature}: {taken[index]} test(s)", file=sys.stderr)
+    for index, rule in enumerate(feature_map.rules):
+        if not taken[index]:
+            globs = ", ".join(repr(p) for p in rule.patterns)
+            print(f"harness: warning: rule {index + 1} ({globs} -> {rule.feature}) took no test", file=sys.stderr)

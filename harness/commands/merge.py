@@ -16,6 +16,7 @@ from pathlib import Path
 from harness.errors import InputError, UsageError
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
+from harness.model import Matrix
 
 HELP = "merge cell dirs (or folders of them, e.g. downloaded artifacts) into matrix.json"
 
@@ -58,19 +59,30 @@ def read_plan(path: Path) -> list[dict[str, str]]:
 
 
 def expand(paths: list[Path], depth: int = 3) -> list[Path]:
-    """A path with a manifest.json is a cell; otherwise look for cells below it."""
+    """A path with a manifest.json is a cell; otherwise look for cells below it. Hidden dirs below
+    it are left out: a cell being built (`harness run`, `harness import`) is hidden until it is whole."""
     found: list[Path] = []
     for path in paths:
         if (path / "manifest.json").is_file() or not path.is_dir():
             found.append(path)
             continue
-        below = sorted(p.parent for p in path.glob("/".join(["*"] * 1) + "/manifest.json"))
-        for level in range(2, depth + 1):
+        below: list[Path] = []
+        for level in range(1, depth + 1):
+            below = sorted(
+                p.parent
+                for p in path.glob("/".join(["*"] * level) + "/manifest.json")
+                if not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
             if below:
                 break
-            below = sorted(p.parent for p in path.glob("/".join(["*"] * level) + "/manifest.json"))
         found.extend(below or [path])
     return found
+
+
+def _tally(matrix: Matrix, column_id: str, judged: int) -> str:
+    # Measurement tests record figures, not outcomes: named apart so "N tests" matches the counts below it.
+    measured = sum(cells[column_id].measurements for cells in matrix.cells.values() if column_id in cells)
+    return f"{judged} tests" + (f", {measured} measured" if measured else "")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     matrix = merge_cell_dirs(cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs)
     write_matrix(matrix, args.output)
     for column in matrix.columns:
-        note = "NO DATA" if not column.has_data else f"{sum(column.counts.values())} tests"
+        note = "NO DATA" if not column.has_data else _tally(matrix, column.id, sum(column.counts.values()))
         print(f"{column.id:<32} {column.backend:<6} {note}", file=sys.stderr)
     for problem in matrix.input_errors:
         prefix = "" if problem.message.startswith(problem.source) else f"{problem.source}: "

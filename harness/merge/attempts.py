@@ -65,9 +65,8 @@ def from_report(report: dict[str, Any]) -> Attempt:
 def case_attempts(case: JUnitCase, *, pytest_phases: bool) -> list[Attempt]:
     """The attempts one <testcase> shows: its retried attempts (Surefire/Gradle), then its result.
 
-    `pytest_phases`: the file is pytest's, whose <error> says which phase failed
-    ("failed on setup with ...", "failed on teardown with ..."). Ingest passes identity's
-    `grouped`, which is also true for Go files; their testcases never carry those messages.
+    `pytest_phases`: the file is pytest's (identity.is_pytest), whose <error> says which phase
+    failed ("failed on setup with ...", "failed on teardown with ...").
     """
     attempts = [Attempt(Phase.TEST, Status.RERUN, message=r.message, text=r.text, duration=None) for r in case.reruns]
     status = (case.status or "").strip().lower()
@@ -155,16 +154,19 @@ def _first_line(text: str | None) -> str:
     return ""
 
 
-def pytest_run_attempts(cases: Sequence[list[Attempt]]) -> list[Attempt]:
-    """The attempts of one pytest test written as several <testcase>s with the same node id.
+def run_attempts(cases: Sequence[list[Attempt]]) -> list[Attempt]:
+    """The attempts of one test written as several <testcase>s of one id in one file
+    (identity.IdentityRules says which): each one's case_attempts(), in file order.
 
     pytest writes a second <testcase> for a teardown error after the test's own result; that
     one is a phase of the same run. pytest itself writes no other repeats: more <testcase>s of
     one node id are pytest-rerunfailures' runs of the test, the retried ones first, each a
-    failed attempt (`rerun`). The last run decides. gotestsum's `--rerun-fails` attempts come
-    here too: identity groups a Go repeat only after a failed attempt, so their earlier runs
-    all carry their failure.
+    failed attempt (`rerun`). In other dialects identity groups a repeat only after a failed
+    attempt (a retry: gotestsum `--rerun-fails`, TestNG, web-test-runner), so their earlier
+    runs all carry their failure. The last run decides; a test with one run is that run.
     """
+    if len(cases) == 1 and cases[0] and cases[0][0].phase is not Phase.TEARDOWN:
+        return cases[0]  # one run (most tests): nothing to fold
     runs: list[list[Attempt]] = []
     for attempts in cases:  # each: case_attempts() of one <testcase>, in file order
         teardown_only = bool(runs) and all(a.phase is Phase.TEARDOWN for a in attempts)

@@ -234,8 +234,10 @@ def _ingest_alone(path: Path) -> _Read | Problem:
 
 
 def _cell_size(path: Path) -> int:
+    """The bytes of a cell's files, with the reports `harness import` keeps under junit/."""
     try:
-        return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
+        files = [*path.iterdir(), *((path / "junit").iterdir() if (path / "junit").is_dir() else ())]
+        return sum(p.stat().st_size for p in files if p.is_file())
     except OSError:
         return 0
 
@@ -476,7 +478,7 @@ class _Builder:
             totals: Counter[Outcome] = Counter()
             states: Counter[Rollup] = Counter()
             for fid in feature_ids:
-                cell = rolled.get(fid) or (roll_up((), no_data=True) if shipped else _NOT_SHIPPED_CELL)
+                cell = rolled.get(fid) or _absent_cell(shipped, added.ran)
                 grid[fid][column_id] = cell
                 totals.update(cell.counts)
                 if fid in scored:
@@ -532,6 +534,15 @@ class _Builder:
 
 
 _NOT_SHIPPED_CELL: Final = FeatureCell(state=Rollup.NOT_SHIPPED, counts={})
+# A column that ran, with no test of the feature (a CUDA build runs no XPU test): nothing to judge
+# here, not NO DATA, which says a run produced nothing.
+_NOTHING_TO_JUDGE: Final = FeatureCell(state=Rollup.NOT_APPLICABLE, counts={})
+
+
+def _absent_cell(shipped: bool, ran: bool) -> FeatureCell:
+    if not shipped:
+        return _NOT_SHIPPED_CELL
+    return _NOTHING_TO_JUDGE if ran else roll_up((), no_data=True)
 
 
 def _backend_of(manifest: Manifest) -> str:

@@ -51,6 +51,48 @@ class FeatureMap:
                 return rule.feature
         return UNASSIGNED
 
+    def rule_of(self, test_id: str) -> int | None:
+        """The index of the rule that takes the test (the first that matches), None: no rule."""
+        for index, rule in enumerate(self.rules):
+            if rule.regex.match(test_id):
+                return index
+        return None
+
+
+def glob_problem(pattern: str) -> str | None:
+    """What makes a glob unable to match as intended, read the way fnmatch reads it: a `[` that
+    is never closed (fnmatch then matches a literal `[`; write `[[]` for that), or a range that is
+    empty or reversed (`[z-a]` matches nothing)."""
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        i += 1
+        if c != "[":
+            continue
+        j = i
+        if j < n and pattern[j] == "!":
+            j += 1
+        if j < n and pattern[j] == "]":
+            j += 1
+        while j < n and pattern[j] != "]":
+            j += 1
+        if j >= n:
+            return f"the '[' at position {i} is never closed (write '[[]' to match a literal '[')"
+        chars = pattern[i:j]
+        k = 1 if chars.startswith("!") else 0
+        if k == len(chars):
+            return f"the set '[{chars}]' at position {i} is empty"
+        while k < len(chars):
+            if k + 2 < len(chars) and chars[k + 1] == "-":
+                low, high = chars[k], chars[k + 2]
+                if low > high:
+                    return f"the range '{low}-{high}' in '[{chars}]' is reversed: it matches nothing"
+                k += 3
+            else:
+                k += 1
+        i = j + 1
+    return None
+
 
 def _rule(index: int, entry: Any, path: Path) -> Rule:
     where = f"{path}: rule {index + 1}"
@@ -63,6 +105,10 @@ def _rule(index: int, entry: Any, path: Path) -> Rule:
     patterns = (match,) if isinstance(match, str) else tuple(match) if isinstance(match, list) else ()
     if not patterns or not all(isinstance(p, str) and p for p in patterns):
         raise InputError(f"{where}: `match` must be a glob or a list of globs")
+    for pattern in patterns:
+        problem = glob_problem(pattern)
+        if problem:
+            raise InputError(f"{where}: invalid glob {pattern!r}: {problem}")
     regex = re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
     return Rule(patterns=patterns, feature=feature, regex=regex)
 
@@ -70,10 +116,19 @@ def _rule(index: int, entry: Any, path: Path) -> Rule:
 def load_feature_map(path: Path) -> FeatureMap:
     """Read and check a feature map; every problem is one line naming the file and the rule."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such feature map") from None
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err}") from None
+    return parse_feature_map(raw, path)
+
+
+def parse_feature_map(raw: bytes, path: Path) -> FeatureMap:
+    """A feature map from its bytes (`path` names it in messages)."""
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
         raise InputError(f"{path}: cannot read: {err}") from None
     except tomllib.TOMLDecodeError as err:
         raise InputError(f"{path}: invalid TOML: {err}") from None

@@ -28,8 +28,8 @@ from harness.merge import attempts as normalise
 from harness.merge.cellformat import CellReader, cell_reader
 from harness.merge.decide import Attempt, Phase, Status, decide, trim
 from harness.merge.featuremap import FeatureMap, load_feature_map
-from harness.merge.identity import IdentityRules
-from harness.merge.junit import JUnitRead, iter_junit
+from harness.merge.identity import IdentityRules, is_pytest
+from harness.merge.junit import JUnitCase, JUnitRead, iter_junit
 from harness.model import UNASSIGNED, TestResult
 from harness.outcomes import Outcome, Scope
 
@@ -46,6 +46,8 @@ _SCOPES: Final = {s.value: s for s in Scope}
 _PHASE_BITS: Final = {"setup": 1, "call": 2, "teardown": 4}
 _START_LINE: Final = b'{"event": "start"'  # how the plugin's json.dumps begins a start line
 _PASSED_PHASES: Final = ((1, Phase.SETUP), (2, Phase.CALL), (4, Phase.TEARDOWN))
+_FIRST: Final = itemgetter(0)
+_FAILED: Final = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.CRASHED})
 
 
 @dataclass(slots=True)
@@ -76,6 +78,7 @@ class CellResult:
     results: list[TestResult]
     errors: list[str]
     features: dict[str, FeatureInfo] = field(default_factory=dict)  # row metadata (manifest or feature map)
+    notes: list[str] = field(default_factory=list)  # what was read as documented, worth saying (not errors)
 
     @property
     def cell_id(self) -> str:
@@ -97,8 +100,8 @@ class _Test:
     passed: int = 0  # event log: bit per phase (setup 1, call 2, teardown 4) that reported a pass
     passed_time: float = 0.0  # and the time those passing phases took
     attempts: list[Attempt] | None = None  # event log: every report that is not a plain pass
-    runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase>
-    grouped: bool = True  # JUnit: several <testcase>s with this id are runs of one test (pytest)
+    runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase> of the id
+    source: int = -1  # JUnit: the index of the file `runs` came from (a later file decides)
     user_properties: Any = None  # event log: the latest report's properties, read once at the end
     properties: dict[str, Any] | None = None
     output: str | None = None
@@ -116,6 +119,11 @@ class _Gather:
     def __init__(self) -> None:
         self.plan: dict[str, tuple[str | None, Scope | None]] = {}
         self.plain: dict[str, float] = {}
+        # JUnit's plain passes (see _junit_plain_pass), with the file each came from; moved into
+        # `plain` once every file is read. `recorded`: the feature and scope their properties gave.
+        self.junit_plain: dict[str, float] = {}
+        self.junit_plain_from: dict[str, int] = {}
+        self.recorded: dict[str, tuple[str | None, Scope | None]] = {}
         self.tests: dict[str, _Test] = {}
         self.unplanned: dict[str, None] = {}  # ids met in results but not in the plan, in order
         self.timed_out: dict[str, Any] = {}
@@ -330,34 +338,108 @@ def junit_files(cell: Path) -> list[Path]:
     return files
 
 
-def read_junit_files(files: list[Path], gather: _Gather, errors: list[str]) -> int:
-    """Every testcase of every file; tests the event log already decided only lend their output."""
+# The JUnit fast path. What it buys: a testcase that simply passed is most of any report, and
+# keeping it as a plain pass (an id and a time, like the event log's `pass` lines, decided in bulk
+# by _plain_results) instead of attempts, a _Test and decide() per testcase takes about a third
+# off the merge of imported JUnit (benchmarks/bench_import.py). It takes only what decide() would
+# call a simple pass with nothing else to keep; tests/merge/test_importjunit.py holds it to the
+# plain path (JUNIT_FAST_PATH off) on real reports of every dialect.
+JUNIT_FAST_PATH = True
+
+
+def _junit_plain_pass(case: JUnitCase) -> bool:
+    """The testcase passed and says nothing else a result would keep: no result or retried
+    element, no status (CTest's `run` aside), a time, and only bookkeeping properties."""
+    if case.results or case.reruns or case.time is None:
+        return False
+    status = case.attrs.get("status")
+    if status is not None and status != "run":
+        return False
+    return not case.properties or BOOKKEEPING.issuperset(map(_FIRST, case.properties))
+
+
+def _recorded(case: JUnitCase, planned: tuple[str | None, Scope | None] | None) -> tuple[str | None, Scope | None]:
+    """The feature and scope a plain pass's properties give (over the plan's)."""
+    feature, scope = planned or (None, None)
+    for key, value in case.properties:
+        if key == "feature" and value:
+            feature = sys.intern(value)
+        elif key == "scope":
+            scope = _SCOPES.get(value, scope)
+    return feature, scope
+
+
+def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], notes: list[str] | None = None) -> int:
+    """Every testcase of every file; tests the event log already decided only lend their output.
+
+    Ids are unique within a file (identity.IdentityRules); an id that an earlier file also has
+    is a second report of that test, and the later file decides (docs/outcomes.md, "Repeats"):
+    the earlier file's runs of it are dropped, never read as attempts. `notes` gets one line per
+    file that shared ids with an earlier one."""
     count = 0
-    tests = gather.tests
-    rules = IdentityRules()  # one for the cell: equal ids in two files are still two tests
-    for path in files:
+    tests, plain = gather.tests, gather.plain
+    junit_plain, plain_from, recorded = gather.junit_plain, gather.junit_plain_from, gather.recorded
+    fast = JUNIT_FAST_PATH
+    for index, path in enumerate(files):
         read = JUnitRead(path=path)
+        rules = IdentityRules()
+        replaced: dict[int, int] = {}  # earlier file -> how many of its tests this file decides
+        pytest_phases: bool | None = None
         for case in iter_junit(path, read):
             count += 1
-            nodeid, grouped = rules.test_id(case, read)
-            if nodeid in gather.plain:
-                continue  # the event log decided it: it passed
+            if fast and _junit_plain_pass(case):
+                nodeid, copy = rules.test_id(case, read, failed=False)
+                if nodeid in plain or copy:
+                    continue  # the event log decided it; or a copy of the previous testcase
+                earlier = plain_from.get(nodeid)
+                if nodeid not in tests and (earlier is None or earlier != index):
+                    if earlier is not None:  # an earlier file reported it too: this one decides
+                        replaced[earlier] = replaced.get(earlier, 0) + 1
+                    junit_plain[nodeid] = case.time  # type: ignore[assignment]
+                    plain_from[nodeid] = index
+                    if case.properties:
+                        recorded[nodeid] = _recorded(case, gather.plan.get(nodeid))
+                    continue
+                runs = [Attempt(Phase.TEST, Status.PASSED, duration=case.time)]
+            else:
+                if pytest_phases is None:
+                    pytest_phases = is_pytest(read)
+                runs = normalise.case_attempts(case, pytest_phases=pytest_phases)
+                nodeid, copy = rules.test_id(case, read, failed=any(a.status in _FAILED for a in runs))
+                if nodeid in plain:
+                    continue  # the event log decided it: it passed
             test = tests.get(nodeid)
             if test is None:
                 test = gather.test(nodeid)
+                earlier = plain_from.pop(nodeid, None)
+                if earlier is not None:  # it looked plain so far: its pass is its first run
+                    test.runs = [[Attempt(Phase.TEST, Status.PASSED, duration=junit_plain.pop(nodeid))]]
+                    test.source = earlier
+                    test.feature, test.scope = recorded.pop(nodeid, (None, None))
             if (case.system_out or case.system_err) and test.output is None:
                 test.output = trim("\n".join(t for t in (case.system_out, case.system_err) if t), OUTPUT_CAP)
-            if test.reported:
+            if test.reported or copy:
                 continue  # the event log decides and has the properties; JUnit adds only output
+            if test.source != index:
+                if test.source >= 0:  # an earlier file reported it too: this one decides
+                    replaced[test.source] = replaced.get(test.source, 0) + 1
+                    test.properties = None
+                test.source, test.runs = index, [runs]
+            else:
+                test.runs.append(runs)  # type: ignore[union-attr]
             if case.properties:
                 _add_properties(test, case.properties)
-            runs = normalise.case_attempts(case, pytest_phases=grouped)
-            if test.runs is None:
-                test.runs = [runs]
-                test.grouped = grouped
-            else:
-                test.runs.append(runs)
         errors.extend(e for e in read.errors if not e.endswith(": missing"))
+        if notes is not None:
+            for earlier, shared in replaced.items():
+                notes.append(
+                    f"{path.name}: {shared} test id(s) also in {files[earlier].name} (given before it):"
+                    f" two runs of one test, the later file decides"
+                )
+    # The plain passes join the event log's (never the same ids: those were skipped above).
+    plain.update(junit_plain)
+    junit_plain.clear()
+    plain_from.clear()
     return count
 
 
@@ -483,8 +565,8 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
     elif test.reported:
         attempts = _event_attempts(test) + extra
     elif test.runs is not None:
-        # Grouped (pytest): each <testcase> is a run or a phase; otherwise ids are unique, one run.
-        attempts = (normalise.pytest_run_attempts(test.runs) if test.grouped else test.runs[0]) + extra
+        # Each <testcase> of the id in its file is a run or a phase (identity decides which are).
+        attempts = normalise.run_attempts(test.runs) + extra
     else:
         attempts = extra
     result = decide(attempts, signal=signal)
@@ -520,6 +602,7 @@ def _plain_results(
     plan: dict[str, tuple[str | None, Scope | None]],
     features: _Features,
     cache: dict[tuple, TestResult],
+    recorded: dict[str, tuple[str | None, Scope | None]] | None = None,
 ) -> tuple[list[TestResult], list[str]]:
     """The results and rows of the tests that only passed (most of a cell), in `plain`'s order.
     Built with map() over whole lists, not a loop per test: one shared result per duration.
@@ -527,6 +610,8 @@ def _plain_results(
     if not ids:
         return [], []
     planned = list(map(plan.get, ids, repeat((None, None))))
+    if recorded:  # JUnit plain passes whose properties named their feature or scope
+        planned = [recorded.get(n, p) for n, p in zip(ids, planned, strict=True)]
     planned_features, scopes = list(map(itemgetter(0), planned)), list(map(itemgetter(1), planned))
     durations = list(map(round, plain.values(), repeat(4)))  # to 0.1 ms, so equal results are shared
     passed, backend = Outcome.PASSED, Scope.BACKEND
@@ -548,13 +633,14 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
     completed = manifest.completed
     reader = cell_reader(manifest.cell_format)
     read_collected(cell.collected, gather, errors, reader)
+    notes: list[str] = []
     read_events(cell.events, gather, errors, progress=not completed, plain_finish=reader.PLAIN_FINISH)
     files = junit_files(path)
     if not files:
         if completed:
             errors.append("junit.xml: missing although the run completed")
     elif not (gather.session_finished and gather.events_clean and all(junit_ends_well(f) for f in files)):
-        read_junit_files(files, gather, errors)
+        read_junit_files(files, gather, errors, notes)
     # Otherwise the event log saw the whole session and holds every report (messages, traces,
     # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
     # and its intact ending is all that is checked. A damaged file is read, to say what is wrong.
@@ -571,7 +657,7 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
     # Plain passes first, all at once (the order of a cell's tests is free: the matrix sorts
     # them); `plain` and `tests` never share an id (gather.test() moves it out of plain).
     plain_ids = list(plain)
-    results, test_features = _plain_results(plain_ids, plain, plan, features, cache)
+    results, test_features = _plain_results(plain_ids, plain, plan, features, cache, gather.recorded)
     others = [n for n in gather.order() if n not in plain]
     for nodeid in others:
         planned_feature, planned_scope = plan.get(nodeid, no_plan)
@@ -601,6 +687,7 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
         results=results,
         errors=errors,
         features=features.meta,
+        notes=notes,
     )
 
 

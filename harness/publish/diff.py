@@ -180,6 +180,7 @@ class DiffReport:
     columns: list[ColumnDiff]
     columns_added: list[ColumnRef] = field(default_factory=list)
     columns_removed: list[ColumnRef] = field(default_factory=list)
+    feature_titles: dict[str, str] = field(default_factory=dict)  # of the newer matrix, for the text
 
     @property
     def regressions(self) -> int:
@@ -310,6 +311,8 @@ def api_change(matrix: Matrix, old: Column, new: Column) -> ApiChange | None:
     if not old.device_api or not new.device_api:
         return None
     before, after = old.device_api_names(), new.device_api_names()
+    if before == after:
+        return None  # the same device API: nothing to say
     exercised = {api for feature in matrix.features for api in feature.apis}
     added = sorted(after - before)
     return ApiChange(
@@ -333,6 +336,7 @@ def diff_matrices(old: Matrix, new: Matrix, pairs: Sequence[tuple[str, str]] | N
         columns=[diff_columns(old, old_columns[a], new, new_columns[b], rows) for a, b in pairs],
         columns_added=[] if same else [ColumnRef.of(c) for cid, c in new_columns.items() if cid not in paired_new],
         columns_removed=[] if same else [ColumnRef.of(c) for cid, c in old_columns.items() if cid not in paired_old],
+        feature_titles={f.id: f.title for f in new.features},
     )
 
 

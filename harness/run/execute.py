@@ -180,6 +180,13 @@ def run_cell(opts: RunOptions, make_launcher: LauncherFactory | None = None) -> 
             variant=CPU_ONLY if variant_reason else None,
             variant_reason=variant_reason,
         )
+        if variant_reason and opts.progress:
+            # The user typed `harness`, not --cpu-only: say why the column is not the device's verdict.
+            print(
+                f"harness: torch {torch} is the {backend.display_name} build and this host has no such device: "
+                f"its suites run on the CPU as column {manifest.cell_id} (--require-device refuses instead)",
+                file=sys.stderr,
+            )
         launcher = make_launcher(backend, cell.path, manifest.cell_id)
         stack.callback(launcher.close)
         with sigterm_as_exception():

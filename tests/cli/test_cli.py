@@ -103,6 +103,31 @@ def test_backend_without_its_device_is_infrastructure_error_and_no_data(sample_s
     assert "❔ NO DATA" in done.stdout
 
 
+REAL_PROBE_215 = REPO / "tests" / "data" / "probes" / "torch-2.15.0+cu132-no-gpu.json"
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+def test_plain_harness_on_a_cuda_build_without_a_gpu_says_it_runs_cpu_only(sample_suite, tmp_path):
+    """PyPI's torch 2.15.0 (the CUDA 13.2 build) on a laptop: `harness` alone makes a cpu-only column of
+    that build and says so before the tests start. The probe is the real one's output on that wheel."""
+    suites = sample_suite(SAMPLE)
+    (suites / "_support" / "probe.py").write_text(
+        f"import sys\nsys.stdout.write(open({str(REAL_PROBE_215)!r}).read())\n", encoding="utf-8"
+    )
+    done = harness("--suites", str(suites), "--results-dir", str(tmp_path / "results"))
+    assert done.returncode == 0, done.stderr
+    (column,) = json.loads((tmp_path / "results" / "matrix.json").read_text())["columns"]
+    assert (column["backend"], column["state"]) == ("cu132", "ok")
+    assert column["id"].startswith("cu132-2.15.0-cpu-only-")
+    notice = [line for line in done.stderr.splitlines() if "on the CPU" in line]
+    assert notice == [
+        "harness: torch 2.15.0+cu132 is the CUDA 13.2 build and this host has no such device: its suites run "
+        f"on the CPU as column {column['id']} (--require-device refuses instead)"
+    ]
+    quiet = harness("--suites", str(suites), "--results-dir", str(tmp_path / "quiet"), "--no-progress")
+    assert quiet.returncode == 0 and "on the CPU" not in quiet.stderr
+
+
 def test_run_merge_report_round_trip(sample_suite, tmp_path):
     suites = sample_suite(SAMPLE)
     results = tmp_path / "results"

@@ -37,13 +37,12 @@ def _raw(path: Path) -> dict:
 # -- the manifest as a type ----------------------------------------------------------------------
 @pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.parent.name)
 def test_committed_manifests_round_trip_unchanged(path: Path) -> None:
-    """Every key a real run wrote comes back as written; the only key added is the cell format,
-    1 for these cells written before the format was versioned."""
+    """Every key a real run wrote comes back as written, nothing added (these cells are today's format)."""
     raw = _raw(path)
     manifest = Manifest.from_json(raw)
     out = manifest.to_json()
     assert {k: out[k] for k in raw} == raw
-    assert set(out) - set(raw) == {"cell_format"} and out["cell_format"] == 1
+    assert set(out) == set(raw) and out["cell_format"] == 2
     again = Manifest.from_json(out)
     assert again == manifest and again.to_json() == out
 

@@ -44,8 +44,8 @@ def test_raw_does_not_take_part_in_equality() -> None:
 
 
 def test_facts_of_a_real_probe() -> None:
-    facts = Probe.from_json(_environment("cu130-2.13.0-cpu-only")).facts
-    assert (facts.version, facts.build, facts.cuda, facts.variant) == ("2.13.0+cu130", "cuda", "13.0", "cu130")
+    facts = Probe.from_json(_environment("cu130-2.14.1-cpu-only")).facts
+    assert (facts.version, facts.build, facts.cuda, facts.variant) == ("2.14.1+cu130", "cuda", "13.0", "cu130")
     assert Probe.from_json(_environment("cpu-2.13.0")).facts.variant == "cpu"
 
 

@@ -16,7 +16,7 @@ from harness.merge.attempts import (
     from_report,
     hard_timeout,
     in_flight,
-    pytest_run_attempts,
+    run_attempts,
 )
 from harness.merge.decide import Attempt, Phase, Status
 from harness.merge.junit import JUnitCase, read_junit
@@ -69,7 +69,7 @@ def test_pytest_setup_and_teardown_errors_name_their_phase() -> None:
     (teardown,) = _cases("pytest/junit-xunit1.xml", "test_passes_then_teardown_error")
     runs = [case_attempts(teardown, pytest_phases=True)]
     assert _shape(runs[0]) == [(Phase.TEARDOWN, Status.FAILED)]
-    assert _shape(pytest_run_attempts(runs)) == [(Phase.CALL, Status.PASSED), (Phase.TEARDOWN, Status.FAILED)], (
+    assert _shape(run_attempts(runs)) == [(Phase.CALL, Status.PASSED), (Phase.TEARDOWN, Status.FAILED)], (
         "a teardown error written in place of the pass it followed"
     )
     assert _shape(case_attempts(setup, pytest_phases=False)) == [(Phase.TEST, Status.ERROR)], "not pytest's file"
@@ -78,13 +78,13 @@ def test_pytest_setup_and_teardown_errors_name_their_phase() -> None:
 def test_a_failure_then_a_teardown_error_is_one_run() -> None:
     cases = _cases("pytest/junit-xunit1.xml", "test_fails_then_teardown_error")
     assert len(cases) == 2
-    attempts = pytest_run_attempts([case_attempts(c, pytest_phases=True) for c in cases])
+    attempts = run_attempts([case_attempts(c, pytest_phases=True) for c in cases])
     assert _shape(attempts) == [(Phase.CALL, Status.FAILED), (Phase.TEARDOWN, Status.FAILED)]
 
 
 def test_rerunfailures_runs_are_failed_attempts_then_the_last_run() -> None:
     cases = _cases("pytest/junit-xunit1.xml", "test_rerun_fails_twice_then_passes")
-    attempts = pytest_run_attempts([case_attempts(c, pytest_phases=True) for c in cases])
+    attempts = run_attempts([case_attempts(c, pytest_phases=True) for c in cases])
     assert _shape(attempts) == [(Phase.TEST, Status.RERUN), (Phase.TEST, Status.RERUN), (Phase.TEST, Status.PASSED)]
     assert attempts[0].message == UNRECORDED_FAILURE, "rerunfailures 16 writes the retried runs empty"
 

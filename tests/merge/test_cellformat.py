@@ -1,6 +1,6 @@
 """Which reader reads a cell (harness/merge/cellformat.py): one per cell format, chosen by the
-manifest's `cell_format`; an unknown format is refused by name. A committed real cell rewritten
-in format 2's layout reads to the same results as the format 1 original."""
+manifest's `cell_format`; an unknown format is refused by name. A committed real cell (format 2)
+rewritten as format 1 wrote it reads to the same results."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from harness.errors import InputError
 from harness.merge import cellformat_v1, cellformat_v2
 from harness.merge.cellformat import READERS, cell_reader
 from harness.merge.ingest import ingest_cell
-from tests.committed import CELLS, as_groups
+from tests.committed import CELLS, as_finish_lines, as_tests
 
 
 def test_one_reader_per_format() -> None:
@@ -31,20 +31,23 @@ def test_an_unknown_format_is_refused_by_name(unknown: int) -> None:
         cell_reader(unknown)
 
 
-def _as_format_2(source: Path, dest: Path, *, groups: bool = True) -> Path:
+def _as_format_1(source: Path, dest: Path) -> Path:
+    """The cell as the unversioned writer left it: no cell_format, one object per test, finish lines."""
     shutil.copytree(source, dest)
     manifest = json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
-    (dest / "manifest.json").write_text(json.dumps({**manifest, "cell_format": 2}), encoding="utf-8")
-    if groups:
-        collected = json.loads((dest / "collected.json").read_text(encoding="utf-8"))
-        (dest / "collected.json").write_text(json.dumps(as_groups(collected)), encoding="utf-8")
+    del manifest["cell_format"]
+    (dest / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    collected = json.loads((dest / "collected.json").read_text(encoding="utf-8"))
+    (dest / "collected.json").write_text(json.dumps(as_tests(collected)), encoding="utf-8")
+    events = (dest / "events.jsonl").read_text(encoding="utf-8")
+    (dest / "events.jsonl").write_text(as_finish_lines(events), encoding="utf-8")
     return dest
 
 
 def test_a_cell_in_either_format_reads_to_the_same_results(tmp_path: Path) -> None:
     original = ingest_cell(CELLS / "cpu-2.13.0")
-    rewritten = ingest_cell(_as_format_2(CELLS / "cpu-2.13.0", tmp_path / "cell"))
-    assert original.manifest.cell_format == 1 and rewritten.manifest.cell_format == 2
+    rewritten = ingest_cell(_as_format_1(CELLS / "cpu-2.13.0", tmp_path / "cell"))
+    assert original.manifest.cell_format == 2 and rewritten.manifest.cell_format == 1
     assert original.errors == rewritten.errors == []
     assert dict(zip(original.nodeids, original.results, strict=True)) == dict(
         zip(rewritten.nodeids, rewritten.results, strict=True)
@@ -55,6 +58,9 @@ def test_a_cell_in_either_format_reads_to_the_same_results(tmp_path: Path) -> No
 
 
 def test_a_format_2_cell_with_a_format_1_plan_says_its_plan_is_unknown(tmp_path: Path) -> None:
-    read = ingest_cell(_as_format_2(CELLS / "cpu-2.13.0", tmp_path / "cell", groups=False))
+    cell = Path(shutil.copytree(CELLS / "cpu-2.13.0", tmp_path / "cell"))
+    collected = json.loads((cell / "collected.json").read_text(encoding="utf-8"))
+    (cell / "collected.json").write_text(json.dumps(as_tests(collected)), encoding="utf-8")
+    read = ingest_cell(cell)
     assert any(e.startswith("collected.json: unreadable (") and "groups" in e for e in read.errors), read.errors
     assert read.results, "the results are still read from the event log"

@@ -9,11 +9,12 @@ from typing import Any
 
 from harness.merge.cellformat_v1 import read_plan
 from harness.outcomes import Scope
-from tests.committed import CELLS, as_groups
+from tests.committed import CELLS, as_tests
 
 
 def _collected() -> dict[str, Any]:
-    return json.loads((CELLS / "cpu-2.13.0" / "collected.json").read_text(encoding="utf-8"))
+    """A real cell's plan as format 1 wrote it (one object per test)."""
+    return as_tests(json.loads((CELLS / "cpu-2.13.0" / "collected.json").read_text(encoding="utf-8")))
 
 
 def _plan(data: dict[str, Any]) -> dict[str, tuple[str | None, Scope | None]]:
@@ -31,8 +32,8 @@ def test_the_per_test_layout_of_a_real_cell() -> None:
 
 
 def test_the_groups_layout_reads_to_the_same_plan() -> None:
-    data = _collected()
-    assert _plan(as_groups(data)) == _plan(data)
+    groups = json.loads((CELLS / "cpu-2.13.0" / "collected.json").read_text(encoding="utf-8"))
+    assert _plan(groups) == _plan(_collected())
 
 
 def test_entries_that_are_not_the_plugins_are_left_out() -> None:

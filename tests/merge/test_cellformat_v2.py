@@ -11,7 +11,7 @@ import pytest
 
 from harness.merge.cellformat_v2 import read_plan
 from harness.outcomes import Scope
-from tests.committed import CELLS, as_groups
+from tests.committed import CELLS, as_tests
 
 
 def _plan(data: dict[str, Any]) -> dict[str, tuple[str | None, Scope | None]]:
@@ -22,9 +22,10 @@ def _plan(data: dict[str, Any]) -> dict[str, tuple[str | None, Scope | None]]:
 
 def test_the_groups_of_a_real_cell() -> None:
     collected = json.loads((CELLS / "cu130-2.14.1-cpu-only" / "collected.json").read_text(encoding="utf-8"))
-    plan = _plan(as_groups(collected))
-    assert list(plan) == [t["nodeid"] for t in collected["tests"]]
-    assert all(plan[t["nodeid"]] == (t["feature"], Scope(t["scope"])) for t in collected["tests"])
+    plan = _plan(collected)
+    tests = as_tests(collected)["tests"]
+    assert list(plan) == [t["nodeid"] for t in tests] and len(plan) == collected["count"]
+    assert all(plan[t["nodeid"]] == (t["feature"], Scope(t["scope"])) for t in tests)
 
 
 def test_a_tests_only_collected_json_is_refused() -> None:

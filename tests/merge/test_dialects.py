@@ -219,6 +219,12 @@ def mocha_tool_key(test: dict[str, Any], _tests: list[dict[str, Any]]) -> str:
     return test["fullTitle"]
 
 
+def mocha_xunit_key(test_id: str) -> str:
+    """Mocha's xunit reporter: the `Mocha Tests` suite, classname = the describe path, name = the
+    title (its `file` is absolute, so not in the id); fullTitle is `<describe path> <title>`."""
+    return " ".join(without_order_marks(test_id).split("::")[1:])
+
+
 def mocha_jenkins_tool_key(test: dict[str, Any], _tests: list[dict[str, Any]]) -> str:
     """jenkinsMode joins describe titles with ".", so a "." in a title (`describe.skip`) cannot be
     told from a nesting: both keys write every "." as a space."""
@@ -451,6 +457,10 @@ DIALECT_SETS = (
         differences=(MOCHA_RETRY,), not_compared=MOCHA_NOT_COMPARED, outside=frozenset({MOCHA_HOOK_JENKINS}),
     ),
     Dialect(
+        "mocha-xunit", "mocha-xunit", ("xunit.xml",), "expected.json", MOCHA_CATEGORIES, MOCHA_WORDS,
+        mocha_tool_key, mocha_xunit_key, differences=(MOCHA_RETRY,), not_compared=MOCHA_NOT_COMPARED,
+    ),
+    Dialect(
         "go-full", "gotestsum", ("junit.xml",), "expected.json", GO_CATEGORIES, GO_WORDS,
         lambda t, _: f"{t['package']}::{t['test']}", without_order_marks, differences=(GO_BUILD_ERROR,),
     ),
@@ -484,6 +494,16 @@ DIALECT_SETS = (
     Dialect(
         "pytest-xunit2", "pytest", ("junit-xunit2.xml",), "expected.json", PYTEST_CATEGORIES, pytest_word,
         lambda t, _: t["name"], lambda i: i, differences=PYTEST_DIFFERENCES,
+    ),
+    # One CI job run twice (plain pytest, no rerunfailures): two reports sharing every id. The later
+    # report decides (docs/outcomes.md, "Repeats"), in either order; nothing turns flaky.
+    Dialect(
+        "pytest-jobrerun", "pytest-jobrerun", ("junit-run1.xml", "junit-run2.xml"), "expected-run2.json",
+        PYTEST_CATEGORIES, pytest_word, lambda t, _: t["name"], lambda i: i,
+    ),
+    Dialect(
+        "pytest-jobrerun-reversed", "pytest-jobrerun", ("junit-run2.xml", "junit-run1.xml"), "expected-run1.json",
+        PYTEST_CATEGORIES, pytest_word, lambda t, _: t["name"], lambda i: i,
     ),
     Dialect(
         "surefire-junit4", "surefire",

@@ -1,8 +1,9 @@
 """Test identity across JUnit dialects (harness/merge/identity.py), the rules docs/outcomes.md
 states, on the real files of tests/dialects/: pytest ids are node ids (xunit1 and xunit2 agree),
-every other testcase is a test of its own numbered ` (2)` on repeats, a sibling suite of an equal
-name keeps its position, Go repeats after a failure are one test, jest-junit's doubled stand-in is
-one row. Hand-built testcases only for what no producer file here holds."""
+a repeat after a failed attempt is a retry of that test (Go's reruns), any other repeat a test of its
+own numbered ` (2)` (and in Jest, Mocha, CTest and TestNG every repeat is), a sibling suite of an
+equal name keeps its position, jest-junit's doubled stand-in is one row. Ids are given per file.
+Hand-built testcases only for what no producer file here holds."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from harness.merge.identity import (
     UNNAMED,
     IdentityRules,
     generic_id,
-    is_go,
+    is_jest,
     is_jest_suite_failure,
     is_pytest,
     pytest_nodeid,
@@ -22,10 +23,15 @@ from harness.merge.junit import JUnitCase, JUnitRead, read_junit
 DIALECTS = Path(__file__).resolve().parents[1] / "dialects"
 
 
+def _failed(case: JUnitCase) -> bool:
+    return any(r.kind in ("failure", "error") for r in case.results)
+
+
 def _ids(path: Path) -> list[tuple[str, bool]]:
+    """(id, copy) of every testcase of one real file, as ingest asks for them."""
     read = read_junit(path)
     rules = IdentityRules()
-    return [rules.test_id(case, read) for case in read.cases]
+    return [rules.test_id(case, read, failed=_failed(case)) for case in read.cases]
 
 
 def _case(index: int = 1, suites: tuple[str, ...] = ("s",), **attrs: str) -> JUnitCase:
@@ -36,7 +42,7 @@ def test_pytest_ids_are_node_ids_and_both_junit_families_agree() -> None:
     xunit1, xunit2 = _ids(DIALECTS / "pytest" / "junit-xunit1.xml"), _ids(DIALECTS / "pytest" / "junit-xunit2.xml")
     assert xunit1 == xunit2
     ids = [i for i, _ in xunit1]
-    assert all(grouped for _, grouped in xunit1), "a pytest node id's testcases are one test"
+    assert not any(copy for _, copy in xunit1), "pytest never writes a copy of a testcase"
     assert "pkg_a/test_calc.py::TestCalc::test_add" in ids and "pkg_b/test_calc.py::TestCalc::test_add" in ids
     assert "test_outcomes.py::test_odd_ids[a::b]" in ids
     assert ids[:2] == ["test_collect_error.py", "test_missing_dep.py"], "a module that failed to collect"
@@ -70,42 +76,47 @@ def test_sibling_suites_of_an_equal_name_keep_their_position() -> None:
 
 def test_go_repeats_after_a_failure_are_one_test_and_after_a_pass_a_new_one() -> None:
     ids = _ids(DIALECTS / "gotestsum" / "junit-rerun.xml")
-    assert all(grouped for _, grouped in ids)
     names = [i for i, _ in ids]
     assert names.count("example.com/dialect/calc::TestDivide") == 3, "two reruns after failures: one test"
     read = JUnitRead(path=Path("go.xml"), suite_properties={"go.version": "go1.22"})
     rules = IdentityRules()
     passed = _case(suites=("pkg",), name="TestX", classname="pkg")
     again = _case(index=2, suites=("pkg",), name="TestX", classname="pkg")
-    assert rules.test_id(passed, read) == ("pkg::TestX", True)
-    assert rules.test_id(again, read) == ("pkg::TestX (2)", True), "`go test -count=2`: a run of its own"
+    assert rules.test_id(passed, read, failed=False) == ("pkg::TestX", False)
+    assert rules.test_id(again, read, failed=False) == ("pkg::TestX (2)", False), "a repeat after a pass: its own"
 
 
 def test_jest_junits_doubled_stand_in_for_a_broken_file_is_one_row() -> None:
     ids = _ids(DIALECTS / "jest" / "junit-file-attr.xml")
-    broken = [i for i, _ in ids if "broken.test.js" in i]
-    assert broken == ["__tests__/broken.test.js::Test suite failed to run::__tests__/broken.test.js"] * 2
+    broken = [(i, copy) for i, copy in ids if "broken.test.js" in i]
+    name = "__tests__/broken.test.js::Test suite failed to run::__tests__/broken.test.js"
+    assert broken == [(name, False), (name, True)], "the second is a copy of the first: one row"
 
 
 def test_a_recorded_nodeid_property_is_the_id_whatever_the_file_says() -> None:
     case = _case(classname="whatever", name="other")
     case.properties.append(("nodeid", "alpha/test_a.py::test_x[1]"))
     read = JUnitRead(path=Path("j.xml"), root_name="some tool")
-    assert IdentityRules().test_id(case, read) == ("alpha/test_a.py::test_x[1]", True)
+    assert IdentityRules().test_id(case, read, failed=False) == ("alpha/test_a.py::test_x[1]", False)
 
 
 def test_testcases_without_attributes_are_still_tests() -> None:
     read = JUnitRead(path=Path("j.xml"))
     rules = IdentityRules()
-    given = [rules.test_id(JUnitCase(suites=(), suite_keys=(), attrs={}, index=n), read)[0] for n in (1, 2, 3)]
+    cases = [JUnitCase(suites=(), suite_keys=(), attrs={}, index=n) for n in (1, 2, 3)]
+    given = [rules.test_id(case, read, failed=False)[0] for case in cases]
     assert given == [UNNAMED, f"{UNNAMED} (2)", f"{UNNAMED} (3)"]
 
 
-def test_numbering_continues_across_the_files_of_a_cell() -> None:
+def test_a_repeat_after_a_failure_is_a_retry_except_where_every_repeat_is_a_test() -> None:
+    read = JUnitRead(path=Path("j.xml"), root_name="some tool")
     rules = IdentityRules()
-    first, second = JUnitRead(path=Path("a.xml")), JUnitRead(path=Path("b.xml"))
-    assert rules.test_id(_case(name="t"), first)[0] == "s::t"
-    assert rules.test_id(_case(name="t"), second)[0] == "s::t (2)"
+    assert rules.test_id(_case(name="t"), read, failed=True)[0] == "s::t"
+    assert rules.test_id(_case(index=2, name="t"), read, failed=False)[0] == "s::t", "a retry of the failed attempt"
+    jest = JUnitRead(path=Path("j.xml"), root_name="jest tests")
+    rules = IdentityRules()
+    assert rules.test_id(_case(name="t"), jest, failed=True)[0] == "s::t"
+    assert rules.test_id(_case(index=2, name="t"), jest, failed=False)[0] == "s::t (2)", "Jest: every row a test"
 
 
 def test_a_classname_that_repeats_the_name_or_suite_is_left_out() -> None:
@@ -119,7 +130,7 @@ def test_dialect_detection() -> None:
     assert is_pytest(read_junit(DIALECTS / "pytest" / "junit-xunit1.xml"))
     assert not is_pytest(read_junit(DIALECTS / "jest" / "junit.xml"))
     assert is_pytest(JUnitRead(path=Path("old.xml"), first_suite="pytest")), "old pytest: a root <testsuite>"
-    assert is_go(read_junit(DIALECTS / "gotestsum" / "junit.xml"))
-    assert not is_go(read_junit(DIALECTS / "surefire" / "junit" / "TEST-com.example.a.CalcTest.xml"))
+    assert is_jest(read_junit(DIALECTS / "jest" / "junit.xml"))
+    assert not is_jest(read_junit(DIALECTS / "surefire" / "junit" / "TEST-com.example.a.CalcTest.xml"))
     stand_ins = [c for c in read_junit(DIALECTS / "jest" / "junit-file-attr.xml").cases if is_jest_suite_failure(c)]
     assert len(stand_ins) == 3, "the afterAll stand-in and the broken file's pair"

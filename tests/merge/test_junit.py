@@ -142,7 +142,7 @@ def test_iter_junit_streams_and_reports_into_the_given_read() -> None:
     read = JUnitRead(path=XUNIT1)
     stream = iter_junit(XUNIT1, read)
     first = next(stream)
-    assert first.name == "test_collect_error" and read.count == 1
+    assert first.name == "test_collect_error" and read.count >= 1  # handed over in batches
     rest = list(stream)
     assert read.count == 1 + len(rest) and read.cases == [], "streaming keeps nothing itself"
 

@@ -52,7 +52,7 @@ def test_markdown_and_json_outputs_name_test_and_backend(matrices, capsys) -> No
     md = capsys.readouterr().out
     assert "### CPU `cpu`" in md and "**Newly failing** (1)" in md
     assert f"`{REGRESSED}` (passed → failed)" in md
-    assert "**Columns added:** ROCm 7.2 `rocm`" in md
+    assert "**Columns added:** ROCm 7.14 `rocm`" in md
     assert "1 new regression(s)" in md
     assert main(["diff", str(base), str(new), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -20,7 +20,7 @@ def test_the_changes_between_two_real_runs() -> None:
     lines = text.splitlines()
     assert lines[0] == "## Matrix diff"
     assert "| CPU `cpu` · torch 2.13.0+cpu | 1 | 1 | 1 | 1 | 1 | 0 |" in lines
-    assert "**Columns added:** ROCm 7.2 `rocm`" in lines
+    assert "**Columns added:** ROCm 7.14 `rocm`" in lines
     assert "- `alpha/test_a.py::test_regress` (passed → failed): AssertionError: regressed" in lines
     assert "- `alpha/test_a.py::test_fixed` (failed → passed)" in lines
     assert "- `alpha/test_a.py::test_gone` (passed → absent)" in lines
@@ -39,7 +39,12 @@ def test_no_change_says_so() -> None:
 def test_a_release_pair_is_titled_by_its_torch_builds() -> None:
     matrix = releases_matrix()
     text = render_diff_markdown(diff_matrices(matrix, matrix, release_pairs(matrix)))
-    assert "| CUDA 13.0 build, CPU only: torch 2.13.0+cu130 → 2.14.1+cu130 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+    assert (
+        "| CPU cpu-2.13.0 (torch 2.13.0+cpu) → CUDA 13.0 build, CPU only cu130-2.14.1-cpu-only (torch 2.14.1+cu130) |"
+        in text
+    ), "a step onto another build names both builds"
+    assert "New rows in this release: Per-process Intel GPU memory (`xpu_memory_tracking`)" in text
+    assert "Device API: 2.15.0+cu132: " in text and "tested by the suites" in text
 
 
 def test_a_long_list_is_cut_and_says_how_many_more() -> None:

@@ -312,7 +312,7 @@ def test_release_view_and_rerun_commands(browser, tmp_path: Path, artifacts_dir:
     page.wait_for_selector("#releases table.releases")
     builds = page.eval_on_selector_all("#releases th.col", "els => els.map(e => e.dataset.col)")
     # the CPU line: the CPU build and every build run without its device, release by release
-    assert builds == ["cpu-2.13.0", "cu130-2.13.0-cpu-only", "cu130-2.14.1-cpu-only"]
+    assert builds == ["cpu-2.13.0", "cu130-2.14.1-cpu-only", "cu132-2.15.0-cpu-only"]
     linalg = page.locator("#releases tr[data-feature='linalg'] td.state")
     assert [linalg.nth(i).get_attribute("data-state") for i in range(3)] == ["supported"] * 3
     assert p.hash_params()["release"] == "0", "the view is kept in the URL"

@@ -70,10 +70,10 @@ def render_diff_markdown(report: DiffReport, max_items: int = 200) -> str:
             ]
     for column in report.columns:
         moved = [c for c in column.features if c.changed]
-        if not moved and not any(column.changes.values()) and not release_notes(column):
+        if not moved and not any(column.changes.values()) and not release_notes(column, report.feature_titles):
             continue
         lines += ["", f"### {_pair_title(column)}"]
-        lines += release_notes(column)
+        lines += release_notes(column, report.feature_titles)
         if moved:
             lines += ["", "| Feature | Before | After | Newly failing | Newly passing |", "|---|---|---|---|---|"]
             for change in moved:

@@ -9,7 +9,7 @@ from typing import Final
 
 from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix
 from harness.outcomes import BAD, OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
-from harness.publish.diff import diff_columns, release_pairs
+from harness.publish.diff import FeatureChange, diff_columns, release_pairs
 from harness.publish.render import figures as figs
 from harness.publish.render.mdtext import code, first_line, link, text
 
@@ -110,7 +110,7 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
                 continue
             label = state_label(cell.state)
             if with_counts and cell.state not in (Rollup.NO_DATA, Rollup.NOT_SHIPPED):
-                label += f"<br>{counts_text(cell)}"
+                label += f"<br>{counts_text(cell) or '_no test of it for this build_'}"
                 if cell.host_tests:
                     label += f" · judged without {cell.host_tests} host-side tests"
             row.append(label)
@@ -180,6 +180,19 @@ def _problem_lists(matrix: Matrix, max_items: int | None, msg_limit: int) -> lis
     return out
 
 
+def _moved(change: FeatureChange) -> str:
+    """`linalg` partial → supported (2 newly passing): a feature that moved between two builds."""
+    state = state_word(change.after)
+    if change.before is not change.after:
+        state = f"{state_word(change.before)} → {state}"
+    counts = [
+        f"{n} {what}"
+        for n, what in ((change.newly_failing, "newly failing"), (change.newly_passing, "newly passing"))
+        if n
+    ]
+    return f"{code(change.feature, table=False)} {state}" + (f" ({', '.join(counts)})" if counts else "")
+
+
 def _releases(matrix: Matrix) -> list[str]:
     """Release over release, one line per step of each release line: the features that moved, the
     rows the release brought, and its device API against the previous build's."""
@@ -191,12 +204,7 @@ def _releases(matrix: Matrix) -> list[str]:
     for old_id, new_id in pairs:
         old, new = matrix.column(old_id), matrix.column(new_id)
         change = diff_columns(matrix, old, matrix, new)  # type: ignore[arg-type]
-        moved = [
-            f"{code(f.feature, table=False)} {state_word(f.before)} → {state_word(f.after)}"
-            + (f" ({f.newly_failing} newly failing)" if f.newly_failing else "")
-            for f in change.features
-            if f.changed
-        ]
+        moved = [_moved(f) for f in change.features if f.changed]
         parts = [", ".join(moved) if moved else "no feature changed"]
         if change.new_features:
             parts.append("new rows: " + ", ".join(text(titles.get(f, f)) for f in change.new_features))
