@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_build_arguments, spec_from_args
@@ -66,10 +67,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _push(args: argparse.Namespace, spec: images.BuildSpec, client: object) -> int:
+def _push(args: argparse.Namespace, spec: images.BuildSpec, client: Any) -> int:
+    """Build once for every runner: the registry's digest reference is the one line on stdout."""
     from harness.run.push import publish_image
 
-    done = publish_image(spec, client, args.push, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)  # type: ignore[arg-type]
+    done = publish_image(spec, client, args.push, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)
     if args.json:
         print(json.dumps({"ref": done.ref, "tag": done.tag, "built": done.built, "pushed": done.pushed}, indent=2))
     else:

@@ -83,7 +83,7 @@ def _late_cell(store: Path) -> None:
     """The cu130 cell of run 1, arriving after run 1 was published (a real cell, restated as `cu130`)."""
     artifact = store / "artifacts" / "cell-cu130"
     cell = artifact / "cu130-20261201T031500Z"
-    shutil.copytree(CELLS / "cu130-2.13.0-cpu-only", cell)
+    shutil.copytree(CELLS / "cu130-2.14.1-cpu-only", cell)
     manifest = json.loads((cell / "manifest.json").read_text())
     manifest.update(cell_id="cu130", run_id=f"{manifest['run_id']}-late")
     (cell / "manifest.json").write_text(json.dumps(manifest))
@@ -181,7 +181,7 @@ def test_a_regression_fails_the_gate_and_a_known_issue_does_not(toy) -> None:
 def test_a_cell_that_arrived_late_is_in_the_next_publication(toy) -> None:
     matrix = json.loads((toy.runs[1].pages / "matrix.json").read_text())
     cu130 = next(c for c in matrix["columns"] if c["id"] == "cu130")
-    assert cu130["state"] != "no-data" and cu130["environment"]["torch"] == "2.13.0+cu130"
+    assert cu130["state"] != "no-data" and cu130["environment"]["torch"] == "2.14.1+cu130"
     collect = [str(e.get("msg", "")) for e in toy.runs[1].events if "arrived late in run 1001" in str(e.get("msg"))]
     assert collect, "the collector did not say where the late cell came from"
 
