@@ -11,6 +11,7 @@ import pytest
 
 from harness.matrix_json import validate_matrix
 from harness.merge.combine import merge_cell_dirs
+from harness.publish.render import mdtext
 from tests.cellfactory import REPO, run_sample_cell
 
 
@@ -37,7 +38,7 @@ def test_main_job_prints_the_matrix_with_every_feature(main_job):
     for fid, info in features.items():
         row = next((line for line in done.stdout.splitlines() if f"(`{fid}`)" in line), None)
         assert row is not None, f"feature row {fid} missing"
-        assert info["title"] in row
+        assert mdtext.text(info["title"]) in row  # as Markdown writes it (scaled\_mm)
         assert "NO DATA" not in row
     assert (results / "matrix.json").exists() and (results / "summary.md").exists()
 
