@@ -55,6 +55,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
+# The slow tier runs the suites natively and compares with cells of torch's CPU build (the health gate
+# of `--backend cpu` refuses any other build), so it needs a CPU build of torch in this Python: say so
+# once, before anything runs, instead of a hundred NO DATA failures. Read from metadata: no torch import.
+TEST_TORCH_LINE: Final = (
+    'python -m pip install "torch==2.13.0+cpu" --extra-index-url https://download.pytorch.org/whl/cpu'
+)
+
+
+def installed_torch() -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not any(item.get_closest_marker("slow") for item in session.items):
+        return
+    version = installed_torch()
+    if version is None or version.partition("+")[2] != "cpu":
+        found = f"torch {version}, not a +cpu build" if version else "no torch"
+        raise pytest.UsageError(
+            f"the slow tests need torch's CPU build in this Python and found {found}: {TEST_TORCH_LINE} "
+            '(or run the fast tier: -m "not slow")'
+        )
+
+
 class FastTierViolation(AssertionError):
     pass
 
