@@ -238,7 +238,7 @@ def test_health_gate_inside_the_container(
             cell_id=the_cell_id, user="1000:1000", settings=ContainerSettings(image=cpu_image.ref),
         )  # fmt: skip
 
-    outcome = run_cell(opts, make_launcher=make, backend_id="cu126")
+    outcome = run_cell(opts, make_launcher=make)
     assert outcome.status == "infra-error"
     assert "backend cu126 needs a cuda build" in outcome.manifest.error
     assert outcome.manifest.image.ref == cpu_image.ref

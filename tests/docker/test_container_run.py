@@ -134,7 +134,7 @@ def test_cdi_device_refused_by_engine_is_no_data(tmp_path: Path, sample_suite: A
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref, cdi=True))
     assert outcome.status == "infra-error"
     error = outcome.manifest.error
-    assert "docker could not start the rocm container" in error and "\n" not in error
+    assert "docker could not start the rocm7.14 container" in error and "\n" not in error
     matrix = merge_cell_dirs([outcome.cell_dir]).to_json()
     assert matrix["columns"][0]["state"] != "ok"
     assert {cells[matrix["columns"][0]["id"]]["state"] for cells in matrix["cells"].values()} == {"no-data"}
