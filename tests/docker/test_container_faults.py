@@ -150,6 +150,13 @@ def test_cell_timeout_stops_and_removes_the_container(
     assert not left, [(c.name, c.attrs["Config"]["Cmd"], c.attrs["Created"], c.attrs["State"]) for c in left]
 
 
+def _as_from_a_terminal() -> None:
+    """The child's SIGINT as a terminal gives it. A shell that starts a job in the background
+    without job control (`bash .ci/run &`, nohup) leaves SIGINT ignored, and Python then installs no
+    Ctrl-C handler: the run would never see the signal this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(("sig", "why"), [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
 def test_interrupting_harness_run_removes_the_container(
     tmp_path: Path, sample_suite: Any, cpu_image: Any, docker_client: Any, sig: signal.Signals, why: str
@@ -164,6 +171,7 @@ def test_interrupting_harness_run_removes_the_container(
             "--workers", "1", "--no-progress",
         ],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_as_from_a_terminal,
     )  # fmt: skip
     try:
         cell = _wait_for_sleeper(results)
