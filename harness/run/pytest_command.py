@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Final
 
 from harness.cell import redact_env
 from harness.errors import UsageError
@@ -55,6 +56,12 @@ def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...], tests:
     ]
 
 
+# The caller's pytest settings stay out of a cell: its command (recorded in the manifest, rerun from
+# the column) is the whole configuration. A PYTEST_ADDOPTS of `-x` or `-k` in a shell would otherwise
+# change the verdict unseen. `--env` and the arguments after `--` still pass them on purpose.
+PYTEST_CONFIG_ENV: Final = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+
+
 def run_env(
     launcher: Launcher,
     backend: Backend,
@@ -67,6 +74,8 @@ def run_env(
 ) -> dict[str, str]:
     """The suites' environment: the cell plugin on PYTHONPATH, the backend, the timeouts, no secrets."""
     base = redact_env(dict(os.environ)) if launcher.mode == "native" else {}
+    for name in PYTEST_CONFIG_ENV:
+        base.pop(name, None)
     env = {
         **base,
         "COMPAT_CELL_DIR": launcher.cell_path,

@@ -59,3 +59,20 @@ def test_secrets_stay_out_of_the_suites_environment(tmp_path, monkeypatch) -> No
     )
     assert "GITHUB_TOKEN" not in env and "API_KEY" not in env and env["MY_VAR"] == "kept"
     assert env["COMPAT_TEST_TIMEOUT"] == "10" and env["COMPAT_HARD_TIMEOUT"] == "15"
+
+
+def test_the_callers_pytest_settings_stay_out_of_a_cell(tmp_path, monkeypatch) -> None:
+    """A shell's PYTEST_ADDOPTS (`-x`, `-k ...`) would change a native cell's verdict without showing in
+    its recorded command; only --env passes it on purpose."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-x -k linalg")
+    monkeypatch.setenv("PYTEST_PLUGINS", "someplugin")
+    launcher = NativeLauncher(suites_dir=tmp_path, cell_dir=tmp_path)
+
+    def env(extra: dict[str, str]) -> dict[str, str]:
+        return run_env(
+            launcher, get_backend("cpu"), test_timeout=10, hard_timeout_grace=5, extra_env=extra, workers=1,
+            env_probe=None,
+        )  # fmt: skip
+
+    assert "PYTEST_ADDOPTS" not in env({}) and "PYTEST_PLUGINS" not in env({})
+    assert env({"PYTEST_ADDOPTS": "-p no:randomly"})["PYTEST_ADDOPTS"] == "-p no:randomly"
