@@ -58,7 +58,7 @@ def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...], tests:
 
 # The caller's pytest settings stay out of a cell: its command (recorded in the manifest, rerun from
 # the column) is the whole configuration. A PYTEST_ADDOPTS of `-x` or `-k` in a shell would otherwise
-# change the verdict unseen. `--env` and the arguments after `--` still pass them on purpose.
+# change the verdict unseen. RunOptions.env (the API's extra environment) still passes them on purpose.
 PYTEST_CONFIG_ENV: Final = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
 
 

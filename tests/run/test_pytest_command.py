@@ -63,7 +63,7 @@ def test_secrets_stay_out_of_the_suites_environment(tmp_path, monkeypatch) -> No
 
 def test_the_callers_pytest_settings_stay_out_of_a_cell(tmp_path, monkeypatch) -> None:
     """A shell's PYTEST_ADDOPTS (`-x`, `-k ...`) would change a native cell's verdict without showing in
-    its recorded command; only --env passes it on purpose."""
+    its recorded command; only the run's own extra environment (RunOptions.env) passes it on purpose."""
     monkeypatch.setenv("PYTEST_ADDOPTS", "-x -k linalg")
     monkeypatch.setenv("PYTEST_PLUGINS", "someplugin")
     launcher = NativeLauncher(suites_dir=tmp_path, cell_dir=tmp_path)
