@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import pkgutil
+import re
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterable, Sequence
+from typing import NoReturn
 
 from harness import __version__, commands
-from harness.errors import EXIT_INTERRUPTED, EXIT_OK, HarnessError
+from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HarnessError
 
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
 VERB_ORDER = (
@@ -31,10 +35,52 @@ def _verbs() -> list[tuple[str, str]]:
     return [(v, found[v]) for v in order]
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """ " (did you mean X?)" for a near miss of one of `candidates`, else ""."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+_UNRECOGNIZED = "unrecognized arguments: "
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors are one line, `harness run: error: ...`, with a near miss named and `--help` for the
+    rest (argparse's default prints the whole usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{self._suggestion(message)}; see {self.prog} --help\n")
+
+    def _suggestion(self, message: str) -> str:
+        choice = _INVALID_CHOICE.search(message)
+        if choice:
+            action = next((a for a in self._actions if a.choices and choice.group(0) in message), None)
+            choices = [str(c) for c in action.choices] if action is not None and action.choices else []
+            return did_you_mean(choice.group(1), choices)
+        if message.startswith(_UNRECOGNIZED):
+            options = [flag for action in self._actions for flag in action.option_strings]
+            for word in message[len(_UNRECOGNIZED) :].split():
+                hint = did_you_mean(word.split("=", 1)[0], options) if word.startswith("-") else ""
+                if hint:
+                    return hint
+        return ""
+
+
+def _verb_parser(parser: argparse.ArgumentParser, raw: list[str]) -> argparse.ArgumentParser:
+    """The parser of the verb a command line names (the top parser when it names none)."""
+    for action in parser._actions:  # argparse has no public accessor for its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            verb = _chosen_verb(raw)
+            if verb in action.choices:
+                return action.choices[verb]
+    return parser
+
+
+def build_parser(only: str | None = None) -> OneLineParser:
     """The CLI. With `only`, just that verb's module is imported (the others are listed by name):
     a merge in CI then starts without importing the Docker SDK, the image builder or the page."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="harness",
         description="Run the shared PyTorch feature suites per backend and publish the backend x feature matrix.",
     )
@@ -66,14 +112,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw == ["--debug"]:
         raw = ["--debug", "run"]
     parser = build_parser(_chosen_verb(raw))
-    args = parser.parse_args(raw)
+    args, extra = parser.parse_known_args(raw)
     if getattr(args, "handler", None) is None:
-        args = parser.parse_args([*raw, "run"])
+        args, extra = parser.parse_known_args([*raw, "run"])
+    if extra:  # named by the verb's own parser: `harness run: error: ... (did you mean --backend?)`
+        _verb_parser(parser, [*raw, "run"] if _chosen_verb(raw) is None else raw).error(
+            f"unrecognized arguments: {' '.join(extra)}"
+        )
     try:
         return int(args.handler(args))
     except HarnessError as err:
         if args.debug or os.environ.get("HARNESS_DEBUG"):
-            raise
+            traceback.print_exc()  # the traceback for the developer; the exit code stays the documented one
         print(f"harness: error: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:

@@ -18,12 +18,12 @@ EXIT_INTERRUPTED: Final = 130
 EXIT_CODES: Final[tuple[tuple[int, str], ...]] = (
     (EXIT_OK, "ok"),
     (EXIT_FAILED, "tests failed, or the gate found what it looks for"),
-    (EXIT_USAGE, "usage: bad arguments, a bad registry or feature map"),
+    (EXIT_USAGE, "usage: bad arguments or a bad registry"),
     (
         EXIT_INFRASTRUCTURE,
         "infrastructure: no device, no Docker engine, no torch, the wrong torch build (the cell is NO DATA)",
     ),
-    (EXIT_INPUT, "unreadable input: a cell dir, JUnit file or matrix.json that cannot be read"),
+    (EXIT_INPUT, "unreadable input: a cell dir, JUnit file, feature map or matrix.json that cannot be read"),
     (EXIT_TIMEOUT, "the cell ran past its time limit (partial results kept)"),
     (EXIT_INTERRUPTED, "interrupted by Ctrl-C or SIGTERM (partial results kept)"),
 )

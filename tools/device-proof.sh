@@ -12,8 +12,9 @@
 # Writes: OUT_DIR/results/<cell id>-<time>/ (the cell: manifest.json, junit.xml, events.jsonl,
 # collected.json, output.log), OUT_DIR/results/matrix.json and summary.md, OUT_DIR/site/
 # (index.html, matrix.json, badges/, history/) and OUT_DIR/proof.log (all it printed).
-# Exit: that of `harness run`: 0 all passed, 1 some tests failed, 3 NO DATA (no device, or a torch
-# that is no backend's build; the page still shows the column as NO DATA).
+# Exit: that of `harness run`: 0 all passed, 1 some tests failed, 3 NO DATA (no device, no torch
+# for PYTHON, or a torch that is no backend's build; the page still shows the column as NO DATA);
+# 2 for bad arguments or a Python older than 3.10.
 set -uo pipefail
 
 if [ $# -lt 1 ] || [ "${1#-}" != "$1" ]; then
@@ -41,7 +42,7 @@ devices = torch.accelerator.device_count() if acc is not None else 0
 hip = getattr(torch.version, "hip", None)
 print(f"torch {torch.__version__} (cuda {torch.version.cuda}, hip {hip}), accelerator {kind} x{devices}")' 2>&1)"; then
   say "error: $python cannot import torch: $(echo "$about" | tail -1); install torch for it, or set PYTHON to the one that has it"
-  exit 2
+  exit 3  # infrastructure, as `harness run` without torch (harness/errors.py)
 fi
 say "$("$python" -V 2>&1) at $(command -v "$python" || echo "$python"), $(echo "$about" | tail -1)"
 "$python" -c 'import jinja2' 2>/dev/null || say "warning: jinja2 (a torch dependency) is missing: the page cannot be written"

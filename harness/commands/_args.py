@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from harness.cli import did_you_mean
 from harness.errors import RegistryError
 from harness.registry import FAMILIES, get_backend, load_registry
 
@@ -12,12 +13,18 @@ BACKEND_HELP = (
 )
 
 
+def _unknown_backend(text: str, err: RegistryError) -> argparse.ArgumentTypeError:
+    """A near miss is named (`cdua`: did you mean cuda?); anything else gets the registry's list."""
+    hint = did_you_mean(text, [*load_registry(), *FAMILIES])
+    return argparse.ArgumentTypeError(f"unknown backend {text!r}{hint}" if hint else str(err))
+
+
 def backend_id(text: str) -> str:
     """--backend X for one run or image: a variant id; a family name means its current default variant."""
     try:
         return get_backend(text).id
     except RegistryError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+        raise _unknown_backend(text, err) from None
 
 
 def backend_selector(text: str) -> str:
@@ -27,4 +34,4 @@ def backend_selector(text: str) -> str:
     try:
         return load_registry().backend(text).id
     except RegistryError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+        raise _unknown_backend(text, err) from None

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from harness.cli import _verbs
+from harness.cli import _verbs, build_parser
 from harness.errors import EXIT_CODES
 
 REPO: Final = Path(__file__).resolve().parents[2]
@@ -30,11 +30,12 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _verb_parser(verb: str, module_name: str) -> tuple[argparse.ArgumentParser, object]:
-    module = importlib.import_module(f"harness.commands.{module_name}")
-    parser = argparse.ArgumentParser(prog=f"harness {verb}", description=module.HELP)
-    module.add_arguments(parser)
-    return parser, module
+def verb_parsers() -> dict[str, argparse.ArgumentParser]:
+    """Each verb's parser as the CLI builds it (cli.build_parser), by verb."""
+    for action in build_parser()._actions:  # argparse has no public accessor for its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("the CLI has no verbs")
 
 
 def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
@@ -66,15 +67,17 @@ def cli_doc() -> str:
         "# CLI reference",
         "",
         "Generated from the parser (`python -m harness.commands._reference --write`); every option of every",
-        "verb is here. `harness` alone is `harness run`. Errors are one line (`harness: error: ...`); `--debug`",
-        "or `HARNESS_DEBUG=1` shows the traceback.",
+        "verb is here. `harness` alone is `harness run`. Errors are one line (`harness: error: ...`; a usage",
+        "error names the verb and a near miss: `harness run: error: ... (did you mean --backend?); see harness run",
+        "--help`). `--debug` or `HARNESS_DEBUG=1` adds the traceback; the exit code stays the one below.",
         "",
         "## Exit codes",
         "",
         *exit_codes_table(),
     ]
+    parsers = verb_parsers()
     for verb, module_name in _verbs():
-        parser, module = _verb_parser(verb, module_name)
+        parser, module = parsers[verb], importlib.import_module(f"harness.commands.{module_name}")
         usage = " ".join(parser.format_usage().split())[len("usage: ") :]
         doc = inspect.getdoc(module) or ""
         about = doc.split("\n\n", 1)[1] if "\n\n" in doc else ""
@@ -108,8 +111,8 @@ def readme_section() -> str:
         START,
         "",
         "`harness` (also `python -m harness`); `harness` alone is `harness run`. Errors are one line",
-        "(`harness: error: ...`); `--debug` shows the traceback. Every option of every verb:",
-        "[docs/cli.md](docs/cli.md).",
+        "(`harness: error: ...`, or `harness run: error: ... (did you mean --backend?)` for a usage error);",
+        "`--debug` adds the traceback and keeps the exit code. Every option of every verb: [docs/cli.md](docs/cli.md).",
         "",
         *exit_codes_table(),
         "",

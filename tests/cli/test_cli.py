@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import did_you_mean, main
+from harness.errors import EXIT_CODES, EXIT_INPUT, EXIT_USAGE
 from tests.cellfactory import REPO
 
 SAMPLE = {"alpha/test_a.py": "def test_ok():\n    pass\n"}
@@ -81,7 +83,68 @@ def test_missing_suites_dir_is_a_usage_error(tmp_path):
 @pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_debug_shows_the_traceback(tmp_path):
     done = harness("--debug", "report", str(tmp_path / "nope.json"))
-    assert done.returncode != 0 and "Traceback" in done.stderr
+    assert done.returncode == EXIT_INPUT and "Traceback" in done.stderr
+
+
+@pytest.mark.parametrize("debug", [["--debug"], []])
+def test_debug_keeps_the_documented_exit_code(tmp_path, capsys, debug):
+    assert main([*debug, "report", str(tmp_path / "nope.json")]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("harness: error:") and "no such matrix file" in err
+    assert ("Traceback" in err) == bool(debug)
+
+
+def _usage_error(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main(list(argv))
+    assert stop.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err  # one line, no usage block
+    return err.strip()
+
+
+BACKEND_ERROR = "error: argument --backend: unknown backend"
+UNRECOGNIZED = "harness run: error: unrecognized arguments: --bakend cpu (did you mean --backend?)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["run", "--backend", "cdua"], f"harness run: {BACKEND_ERROR} 'cdua' (did you mean cuda?)"),
+        (["run", "--bakend", "cpu"], UNRECOGNIZED),
+        (["--bakend", "cpu"], UNRECOGNIZED),
+        (["plan", "--backend", "rcom"], f"harness plan: {BACKEND_ERROR} 'rcom' (did you mean rocm?)"),
+        (["report", "--format", "jsn", "m.json"], "harness report: error: argument --format: invalid choice: 'jsn'"),
+        (["mrge", "x"], "harness: error: argument COMMAND: invalid choice: 'mrge'"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_verb_and_the_near_miss(capsys, argv, line):
+    err = _usage_error(capsys, *argv)
+    verb = line.split(":")[0]
+    assert err.startswith(line) and err.endswith(f"; see {verb} --help"), err
+
+
+def test_a_near_miss_among_choices_is_named_and_a_far_one_is_not(capsys):
+    assert "(did you mean json?)" in _usage_error(capsys, "report", "--format", "jsn", "m.json")
+    assert "(did you mean merge?)" in _usage_error(capsys, "mrge", "x")
+    far = _usage_error(capsys, "run", "--backend", "zzz")
+    assert "did you mean" not in far and "a build variant such as" in far  # the registry's list instead
+
+
+def test_did_you_mean_picks_the_closest_or_nothing():
+    assert did_you_mean("--bakend", ["--backend", "--native"]) == " (did you mean --backend?)"
+    assert did_you_mean("qqqq", ["--backend", "--native"]) == ""
+
+
+def test_a_bad_feature_map_exits_with_the_code_the_table_gives_it(tmp_path, capsys):
+    """The table (README, docs/cli.md, generated from errors.py) says which code a bad feature map gets."""
+    documented = [code for code, meaning in EXIT_CODES if "feature map" in meaning]
+    bad = tmp_path / "map.toml"
+    bad.write_text('[[rule]]\nmatch = "[z-a]*"\nfeature = "b"\n')
+    junit = REPO / "tests" / "dialects" / "pytest" / "junit-xunit2.xml"
+    argv = ["import", str(junit), "--feature-map", str(bad), "--backend", "cpu", "--cell-id", "c"]
+    code = main([*argv, "--results-dir", str(tmp_path / "results")])
+    assert documented == [code] == [EXIT_INPUT], capsys.readouterr().err
 
 
 def test_backend_without_its_device_is_infrastructure_error_and_no_data(sample_suite, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import EXIT_INFRASTRUCTURE
 from harness.run.library_check import dependency_closure
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,7 +91,7 @@ def test_device_proof_without_torch_says_so_in_one_line(tmp_path: Path) -> None:
         timeout=120,
         check=False,
     )
-    assert done.returncode == 2
+    assert done.returncode == EXIT_INFRASTRUCTURE  # as documented: "3 NO DATA (no device, no torch ...)"
     assert "cannot import torch" in done.stderr and "set PYTHON" in done.stderr
     assert done.stderr.count("\n") == 1
 
