@@ -84,7 +84,7 @@ def cli_doc() -> str:
         lines += ["", f"## `harness {verb}`", "", module.HELP[:1].upper() + module.HELP[1:] + ".", ""]
         if about:
             lines += [" ".join(about.split()), ""]
-        lines += ["```", usage, "```", "", "| Option | What it does |", "|---|---|", *_option_rows(parser)]
+        lines += ["```text", usage, "```", "", "| Option | What it does |", "|---|---|", *_option_rows(parser)]
         lines += _subcommands(verb, parser)
     return "\n".join(lines) + "\n"
 
@@ -102,7 +102,7 @@ def _subcommands(verb: str, parser: argparse.ArgumentParser) -> list[str]:
             lines += ["", f"### `harness {verb} {name}`", ""]
             if about:
                 lines += [about[:1].upper() + about[1:] + ".", ""]
-            lines += ["```", usage, "```", "", "| Option | What it does |", "|---|---|", *_option_rows(sub)]
+            lines += ["```text", usage, "```", "", "| Option | What it does |", "|---|---|", *_option_rows(sub)]
     return lines
 
 
