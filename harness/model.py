@@ -1,6 +1,7 @@
 """The matrix model: what the merge wing produces and every renderer, diff, gate and history reads.
 
-Types only: frozen dataclasses and enums, each with its JSON form (`to_json`/`from_json`).
+Types only: frozen dataclasses and enums, each with its JSON form (`to_json`/`from_json`), and `trim`,
+the one rule for cutting a result's long text (the merge caps what it stores, the page what it shows).
 Reading, validating and writing matrix.json (schema: harness/schema/matrix.schema.json) is
 harness/matrix_json.py's job.
 """
@@ -18,7 +19,18 @@ from harness.torch_build import parse_variant, parse_version
 
 SCHEMA_VERSION: Final = "1.2"
 VERDICT_STATES: Final = (Rollup.SUPPORTED, Rollup.PARTIAL, Rollup.FAILING, Rollup.UNSUPPORTED)
-UNASSIGNED: Final = "unassigned"
+UNASSIGNED: Final = "unassigned"  # the feature of a test no rule and no path assigns
+
+
+def trim(text: str | None, cap: int) -> str | None:
+    """Keep the head and most of the tail (where the error is) of a long text."""
+    if text is None or len(text) <= cap:
+        return text
+    head = cap // 4
+    tail = cap - head
+    return (
+        f"{text[:head]}\n... [{len(text) - cap} characters trimmed; full text in the cell's files] ...\n{text[-tail:]}"
+    )
 
 
 class ColumnState(StrEnum):

@@ -15,6 +15,7 @@ from harness.commands._output import emit
 from harness.errors import UsageError
 from harness.matrix_json import load_matrix
 from harness.model import Matrix
+from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 
 HELP = "render matrix.json as markdown (job summary), json or html"
@@ -26,11 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     parser.add_argument("--limit", type=int, default=GITHUB_SUMMARY_LIMIT, help="markdown size limit in bytes")
     parser.add_argument(
-        "--stale-after", type=float, default=168.0, metavar="HOURS", help="html: mark columns older than this STALE"
+        "--stale-after",
+        type=float,
+        default=DEFAULT_STALE_AFTER_HOURS,
+        metavar="HOURS",
+        help="html: mark columns older than this STALE",
     )
 
 
-def render(matrix: Matrix, fmt: str, limit: int, stale_after: float = 168.0) -> str:
+def render(matrix: Matrix, fmt: str, limit: int, stale_after: float = DEFAULT_STALE_AFTER_HOURS) -> str:
     if fmt == "md":
         return render_markdown(matrix, limit=limit)
     if fmt == "json":

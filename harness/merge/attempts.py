@@ -1,4 +1,4 @@
-"""Normalise every source of results into `Attempt`s, so one rule set (outcomes.decide) judges them.
+"""Normalise every source of results into `Attempt`s, so one rule set (merge/decide.py's decide()) judges them.
 
 Sources: the cell plugin's phase reports (events.jsonl), JUnit testcases of any dialect, and
 the crash evidence a run leaves (a hard-timeout event, a test in flight when its process died

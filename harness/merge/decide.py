@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
-from harness.model import TestResult
+from harness.model import TestResult, trim
 from harness.outcomes import Outcome, SkipClass
 
 
@@ -94,17 +94,6 @@ def is_timeout_message(message: str | None) -> bool:
         if text.startswith(prefix) and prefix != "Timeout":
             text = text[len(prefix) :]
     return text.startswith("Timeout") or "Timeout (>" in text
-
-
-def trim(text: str | None, cap: int) -> str | None:
-    """Keep the head and most of the tail (where the error is) of a long text."""
-    if text is None or len(text) <= cap:
-        return text
-    head = cap // 4
-    tail = cap - head
-    return (
-        f"{text[:head]}\n... [{len(text) - cap} characters trimmed; full text in the cell's files] ...\n{text[-tail:]}"
-    )
 
 
 def simply_passed(attempts: Sequence[Attempt]) -> bool:
@@ -243,8 +232,3 @@ def decide(attempts: Sequence[Attempt], *, signal: str | None = None) -> TestRes
             )
         extra.extend(trim(a.message or a.text, MESSAGE_CAP) or "failed attempt" for a in reruns)
     return TestResult(**verdict, **common, extra_messages=tuple(extra))
-
-
-def with_duration(result: TestResult, duration: float | None) -> TestResult:
-    """The same result with another duration (ingest rounds every duration once, to 0.1 ms)."""
-    return result if result.duration == duration else replace(result, duration=duration)

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.errors import InputError
+from harness.model import UNASSIGNED
 
-UNASSIGNED: Final = "unassigned"
 _FEATURE_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _META_KEYS: Final = ("title", "since", "claim")
 

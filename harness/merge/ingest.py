@@ -4,7 +4,7 @@ Sources, in order of trust: events.jsonl (incremental, survives crashes), the JU
 (junit.xml, or the imported files under junit/), collected.json (the plan: what never ran is
 `not-run`), the faults-*.log files (the signal that killed a process) and the manifest (how
 the run ended). Each source is read once, as a stream, and turned into attempts
-(harness/merge/attempts.py); outcomes.decide() judges every test from its attempts. Memory grows
+(harness/merge/attempts.py); merge/decide.py's decide() judges every test from its attempts. Memory grows
 with the number of tests, never with the bytes of output in the files: texts are capped as
 they are read. Every count is recomputed from these records; suite counters in XML are
 never read.
@@ -26,11 +26,11 @@ from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manife
 from harness.errors import InputError
 from harness.merge import attempts as normalise
 from harness.merge.cellformat import CellReader, cell_reader
-from harness.merge.decide import Attempt, Phase, Status, decide, trim
+from harness.merge.decide import Attempt, Phase, Status, decide
 from harness.merge.featuremap import FeatureMap, load_feature_map
 from harness.merge.identity import IdentityRules, is_pytest
 from harness.merge.junit import JUnitCase, JUnitRead, iter_junit
-from harness.model import UNASSIGNED, TestResult
+from harness.model import UNASSIGNED, TestResult, trim
 from harness.outcomes import Outcome, Scope
 
 EVENT_LINE_CAP: Final = 8 << 20  # bytes; the plugin's lines stay far below (texts trimmed to 32 KB)
@@ -556,7 +556,7 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
         and test.output is None
     ):
         # Every phase the log reported passed, the call among them, and nothing else is known:
-        # decide() says PASSED for that (tests/test_outcomes.py holds it to it); most tests take
+        # decide() says PASSED for that (tests/merge/test_decide.py holds it to it); most tests take
         # this way, which skips building their attempts and shares equal results.
         return _shared(cache, Outcome.PASSED, _round_duration(test.passed_time), test.scope or Scope.BACKEND)
     if test.reported and not test.attempts and test.passed & 2:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -80,10 +80,6 @@ class Verdict:
     def flaky_builds(self) -> dict[str | None, int]:
         """Builds in which it went both ways (two flips or more): flaky across runs."""
         return {build: n for build, n in self.flips.items() if n >= 2}
-
-    @property
-    def total_flips(self) -> int:
-        return sum(self.flips.values())
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {}
@@ -233,10 +229,3 @@ def transposed(
     if not o_rows:
         return [""] * n, [""] * n
     return ["".join(chars) for chars in zip(*o_rows, strict=True)], ["".join(c) for c in zip(*d_rows, strict=True)]
-
-
-def recorded_columns(runs: Iterable[RunSummary]) -> list[str]:
-    seen: dict[str, None] = {}
-    for run in runs:
-        seen.update((c.id, None) for c in run.columns)
-    return list(seen)

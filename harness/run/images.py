@@ -387,7 +387,7 @@ def _docker_build(step: BuildStep, network: str | None, *, target: str | None = 
 
 
 def plan_commands(plan: BuildPlan) -> list[str]:
-    """The plan as the commands harness/image_build.py runs through the SDK (docker CLI spelling)."""
+    """The plan as the commands harness/run/image_build.py runs through the SDK (docker CLI spelling)."""
     spec = plan.spec
     commands: list[str] = []
     for index, step in enumerate(plan.steps):

@@ -209,3 +209,14 @@ def test_lookups() -> None:
     results = list(matrix.results(first.id))
     assert results and all(row.results[first.id] is result for row, result in results)
     assert len(results) == sum(first.id in row.results for row in matrix.tests)
+
+
+def test_trim_keeps_the_head_and_most_of_the_tail_of_a_long_text() -> None:
+    """One rule for the merge (what a cell's texts store) and the page (what it shows)."""
+    from harness.model import trim
+
+    assert trim(None, 10) is None and trim("short", 10) == "short"
+    text = "H" * 100 + "T" * 300
+    cut = trim(text, 200)
+    assert cut is not None and cut.startswith("H" * 50 + "\n") and cut.endswith("\n" + "T" * 150)
+    assert "[200 characters trimmed; full text in the cell's files]" in cut

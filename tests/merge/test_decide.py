@@ -27,8 +27,6 @@ from harness.merge.ingest import ingest_cell
 from harness.outcomes import Outcome, SkipClass
 from harness.run.cellplugin.compat_cell_plugin import CellRecorder
 
-'''"$(cat /tmp/decide_part.py)"'''
-
 
 # -- decide() on attempts ------------------------------------------------------------------------
 def A(phase: str, status: str, **kw: Any) -> Attempt:

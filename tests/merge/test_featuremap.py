@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.merge.featuremap import UNASSIGNED, load_feature_map
+from harness.merge.featuremap import load_feature_map
+from harness.model import UNASSIGNED
 
 DOCUMENTED = """
 [features.linalg]

@@ -1,6 +1,6 @@
 """harness/run/verify_torch.py: the image check, run for real against this machine's torch (a +cpu build).
-The build rule itself is tested in tests/test_torch_build.py, the library check in
-tests/test_library_check.py; a real cu130 image and a broken cu130 wheelhouse in tests/docker/."""
+The build rule itself is tested in tests/core/test_torch_build.py, the library check in
+tests/run/test_library_check.py; a real cu130 image and a broken cu130 wheelhouse in tests/docker/."""
 
 from __future__ import annotations
 

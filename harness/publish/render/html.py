@@ -24,14 +24,13 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from harness import jsonio
-from harness.model import Column, Matrix
+from harness.model import Column, Matrix, trim
 from harness.outcomes import BAD, GOOD, ROLLUP_MEANING, Outcome, Rollup
 from harness.publish.diff import diff_columns, release_pairs
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 from harness.publish.render.figures import feature_figures
 from harness.publish.render.page_parts import build_parts, history_head
-from harness.publish.render.page_parts import trim_text as trim
 from harness.publish.render.symbols import PAGE_OUTCOME_SYMBOLS, PAGE_STATE_SYMBOLS
 from harness.torch_build import version_sort_key
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from harness import jsonio
-from harness.model import Matrix, TestResult
+from harness.model import Matrix, TestResult, trim
 from harness.outcomes import Outcome, Scope
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render.figures import figure_row
@@ -45,13 +45,6 @@ class Parts:
 
     def encoded(self) -> dict[str, bytes]:
         return {name: jsonio.dumps(value, int_keys=True) for name, value in self.data.items()}
-
-
-def trim_text(text: str | None, cap: int) -> str | None:
-    if not text or len(text) <= cap:
-        return text
-    head = cap // 3
-    return f"{text[:head]}\n… [{len(text) - cap} characters trimmed; see the cell's files] …\n{text[-(cap - head) :]}"
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -79,9 +72,9 @@ def detail(result: TestResult) -> dict[str, Any]:
         else:
             properties[key] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
     found = {
-        "m": trim_text(result.message, MESSAGE_CAP),
-        "t": trim_text(result.trace, TRACE_CAP),
-        "o": trim_text(result.output, MESSAGE_CAP),
+        "m": trim(result.message, MESSAGE_CAP),
+        "t": trim(result.trace, TRACE_CAP),
+        "o": trim(result.output, MESSAGE_CAP),
         "c": result.skip_class.value if result.skip_class else None,
         "l": result.link,
         "a": result.attempts if result.attempts > 1 else None,
@@ -89,7 +82,7 @@ def detail(result: TestResult) -> dict[str, Any]:
         "s": result.strict,
         "g": result.signal,
         "h": result.scope.value if result.scope is not Scope.BACKEND else None,
-        "x": [trim_text(m, MESSAGE_CAP) for m in result.extra_messages] or None,
+        "x": [trim(m, MESSAGE_CAP) for m in result.extra_messages] or None,
     }
     return {k: v for k, v in found.items() if v is not None}
 
