@@ -7,19 +7,28 @@
 #   tools/make-base-image.sh [TAG]        (default TAG: torch-compat/local-base:bookworm)
 #   harness build --backend cpu --base-image TAG --wheelhouse DIR
 #
-# An existing TAG is reused (set FORCE=1 to remake it).
+# An existing TAG is reused (set FORCE=1 to remake it). A missing tool is one line with its install
+# command, exit 3 (infrastructure, as harness/errors.py).
 set -euo pipefail
+
+need() {  # need TOOL PACKAGE: the install hint a new user needs, not "command not found"
+  command -v "$1" >/dev/null 2>&1 && return
+  echo "make-base-image: $1 not found: install it (apt-get install $2), as root, then rerun" >&2
+  exit 3
+}
 
 tag="${1:-torch-compat/local-base:bookworm}"
 suite="${DEBIAN_SUITE:-bookworm}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 packages="python3,python3-venv,python3-dev,python3-pip,g++,ca-certificates"
 
+need docker docker.io
 if [ -z "${FORCE:-}" ] && docker image inspect "$tag" >/dev/null 2>&1; then
   echo "reusing base image $tag"
   exit 0
 fi
 
+need debootstrap debootstrap
 root="$(mktemp -d /tmp/torch-compat-rootfs.XXXXXX)"
 trap 'rm -rf "$root"' EXIT
 echo "debootstrap $suite ($packages) from $mirror"

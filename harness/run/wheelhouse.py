@@ -15,6 +15,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -184,6 +187,35 @@ def _build_pure_wheel(download: list[str], requirement: str, dest: Path) -> None
             shutil.copyfile(wheel, dest / wheel.name)
 
 
+def index_unreachable(index_url: str, timeout: float = 20.0) -> str | None:
+    """Why torch's page of a simple index cannot be read from here, or None when the index answers
+    (an HTTP error is an answer). pip skips an unreachable index without a word at its default
+    verbosity and resolves from the others, so the wheelhouse asks after a wrong wheel."""
+    if index_url.startswith("file:"):  # a local index (a folder of PEP 503 pages)
+        folder = Path(urllib.request.url2pathname(urllib.parse.urlparse(index_url).path))
+        return None if folder.is_dir() else f"no such folder {folder}"
+    try:
+        with urllib.request.urlopen(f"{index_url.rstrip('/')}/torch/", timeout=timeout) as response:
+            response.read(1)
+    except urllib.error.HTTPError:
+        return None
+    except (OSError, ValueError) as err:
+        return str(getattr(err, "reason", None) or err)
+    return None
+
+
+def remove_fetched(dest: Path, there_before: set[str]) -> list[str]:
+    """Remove what this download added to `dest` (gigabytes of the wrong wheels), never what was there."""
+    removed = sorted(entry.name for entry in dest.iterdir() if entry.name not in there_before)
+    for name in removed:
+        path = dest / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    return removed
+
+
 def make_wheelhouse(
     backend_id: str,
     dest: Path,
@@ -214,15 +246,31 @@ def make_wheelhouse(
         f"downloading {spec.requirement} for {backend.id} from {spec.index_url}, CPython {target.python}, "
         f"manylinux glibc <= 2.{target.glibc_minor}, into {dest}"
     )
-    _download(argv, dest, backend.id, progress=progress)
+    there_before = {entry.name for entry in dest.iterdir()}
+    try:
+        _download(argv, dest, backend.id, progress=progress)
+    except InfrastructureError:
+        remove_fetched(dest, there_before)
+        raise
     torch_wheels = sorted(dest.glob("torch-*.whl"))
     if not torch_wheels:
+        remove_fetched(dest, there_before)
         raise InfrastructureError(f"pip download left no torch wheel in {dest}")
     facts = torch_wheel_facts(torch_wheels[-1])
     wrong = mismatches(facts, backend.expected(spec.exact_version))
     if wrong:
+        removed = remove_fetched(dest, there_before)
+        cleaned = f"removed the {len(removed)} file(s) it fetched"
+        unreachable = index_unreachable(spec.index_url)
+        if unreachable:  # pip said nothing of it and took torch from the other index: the cause, not the wheel
+            raise InfrastructureError(
+                f"the {backend.id} index {spec.index_url} is unreachable from here ({unreachable}), so pip took "
+                f"{torch_wheels[-1].name} from {spec.package_index_url or PYPI} instead, which is not the "
+                f"{backend.id} build; {cleaned}",
+                hint="make the index reachable (a proxy: HTTPS_PROXY) or pass --index-url a mirror of it",
+            )
         raise InfrastructureError(
-            f"{torch_wheels[-1].name} is not the {backend.id} build: {'; '.join(wrong)}",
+            f"{torch_wheels[-1].name} is not the {backend.id} build: {'; '.join(wrong)}; {cleaned}",
             hint=f"download from the backend's index ({backend.wheel_index}) or a mirror of it",
         )
     wheels = sorted(dest.glob("*.whl"))

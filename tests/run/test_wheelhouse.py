@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UsageError
+from harness.errors import InfrastructureError, UsageError
 from harness.registry import get_backend
 from harness.run import wheelhouse
 
@@ -174,3 +174,51 @@ def test_what_pip_found_no_wheel_of() -> None:
     )
     assert wheelhouse.sdist_only("ERROR: No matching distribution found for torch==2.15.0") is None  # just missing
     assert wheelhouse.sdist_only("ERROR: Could not install packages due to an OSError") is None
+
+
+# -- an unreachable backend index: pip quietly takes torch from the other index -----------------------
+UNREACHABLE = "http://127.0.0.1:9/whl/cpu"  # the discard port: connection refused at once
+
+
+def test_an_index_that_does_not_answer_is_named_with_the_reason(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    _wheel(index, "torch", "2.13.0", {"torch/version.py": "__version__ = '2.13.0'\n"})
+    assert wheelhouse.index_unreachable(_simple_index(index)) is None
+    assert wheelhouse.index_unreachable((tmp_path / "none").as_uri()) == f"no such folder {tmp_path / 'none'}"
+    why = wheelhouse.index_unreachable(UNREACHABLE, timeout=5)
+    assert why and "refused" in why.lower()
+
+
+def test_only_what_the_download_added_is_removed(tmp_path: Path) -> None:
+    (tmp_path / "kept.whl").write_text("mine")
+    (tmp_path / "torch-2.13.0-py3-none-any.whl").write_text("fetched")
+    (tmp_path / "unpacked").mkdir()
+    assert wheelhouse.remove_fetched(tmp_path, {"kept.whl"}) == ["torch-2.13.0-py3-none-any.whl", "unpacked"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.whl"]
+
+
+@pytest.mark.slow  # runs pip download on a local index
+def test_an_unreachable_index_is_named_as_the_cause_and_the_wrong_wheels_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cpu index does not answer; the package index (PyPI's role) has the CUDA build of torch,
+    which pip takes instead: the error names the index, not the wheel, and the wheels are gone."""
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    index = tmp_path / "index"
+    version_py = "__version__ = '2.13.0+cu130'\ncuda = '13.0'\nhip = None\nxpu = None\n"
+    _wheel(index, "torch", "2.13.0", {"torch/version.py": version_py})
+    for name in ("pytest", "pytest-xdist", "numpy"):
+        _wheel(index, name, "1.0", {f"{name.replace('-', '_')}/__init__.py": ""})
+    dest = tmp_path / "wheels"
+    dest.mkdir()
+    (dest / "mine.txt").write_text("kept")
+    with pytest.raises(InfrastructureError) as error:
+        wheelhouse.make_wheelhouse(
+            "cpu", dest, torch="2.13.0", index_url=UNREACHABLE, package_index_url=_simple_index(index),
+            progress=lambda _: None,
+        )  # fmt: skip
+    message = str(error.value)
+    assert message.startswith(f"the cpu index {UNREACHABLE} is unreachable from here (")
+    assert "so pip took torch-2.13.0-py3-none-any.whl from file://" in message
+    assert "removed the 4 file(s) it fetched" in message and "--index-url a mirror" in message
+    assert sorted(p.name for p in dest.iterdir()) == ["mine.txt"]
