@@ -544,7 +544,7 @@ def read_manifest(path: Path) -> Manifest:
     except FileNotFoundError:
         raise InputError(f"{path.parent}: no manifest.json", hint="not a cell dir written by `harness run`") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err}") from err
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from err  # the path once (str(err) repeats it)
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as err:

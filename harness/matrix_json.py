@@ -82,7 +82,7 @@ def load_matrix(path: Path) -> Matrix:
     except FileNotFoundError:
         raise InputError(f"{path}: no such matrix file", hint="create it with `harness merge`") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err}") from err
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from err  # the path once (str(err) repeats it)
     return matrix_from_bytes(raw, str(path))
 
 

@@ -120,7 +120,7 @@ def load_feature_map(path: Path) -> FeatureMap:
     except FileNotFoundError:
         raise InputError(f"{path}: no such feature map") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err}") from None
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None  # the path once (str(err) repeats it)
     return parse_feature_map(raw, path)
 
 

@@ -265,3 +265,10 @@ def test_redact_env_drops_credentials_and_keeps_the_rest() -> None:
         "COMPAT_TEST_TIMEOUT": "300",
     }
     assert redact_env({}) == {}
+
+
+def test_an_unreadable_manifest_names_its_path_once(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").mkdir()
+    with pytest.raises(InputError) as error:
+        cell.read_manifest(tmp_path / "manifest.json")
+    assert str(error.value) == f"{tmp_path / 'manifest.json'}: cannot read: Is a directory"

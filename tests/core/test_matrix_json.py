@@ -263,3 +263,10 @@ def test_unreadable_matrices_are_one_line_naming_the_file(tmp_path: Path, conten
     with pytest.raises(InputError) as caught:
         load_matrix(path)
     assert str(caught.value).startswith(str(path)) and fragment in str(caught.value)
+
+
+def test_an_unreadable_matrix_names_its_path_once(tmp_path: Path) -> None:
+    """str(OSError) repeats the path; the error line says it once, with the reason."""
+    with pytest.raises(InputError) as error:
+        load_matrix(tmp_path)
+    assert str(error.value) == f"{tmp_path}: cannot read: Is a directory"

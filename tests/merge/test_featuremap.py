@@ -75,3 +75,9 @@ def test_a_bad_map_is_one_line_naming_the_file(tmp_path: Path, text: str, fragme
 def test_a_missing_map_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such feature map"):
         load_feature_map(tmp_path / "nope.toml")
+
+
+def test_an_unreadable_feature_map_names_its_path_once(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as error:
+        load_feature_map(tmp_path)
+    assert str(error.value) == f"{tmp_path}: cannot read: Is a directory"
