@@ -16,6 +16,7 @@ flags, health gate first. `--native` runs on this host instead.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -28,9 +29,12 @@ from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedErr
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.publish.render.markdown import render_markdown
+from harness.run.doctor import make_report
 from harness.run.execute import CellOutcome, RunOptions, run_cell
+from harness.run.host import detect_host, root_from_env
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
+DEFAULT_RESULTS = Path("results")  # also `harness publish`'s default matrix folder
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--features", type=Path, help="the features file (titles, releases, claims; default: SUITES/features.toml)"
     )
     parser.add_argument(
-        "--results-dir", type=Path, default=Path("results"), help="where cell dirs go (default: ./results)"
+        "--results-dir", type=Path, default=DEFAULT_RESULTS, help="where cell dirs go (default: ./results)"
     )
     parser.add_argument(
         "--cell-id",
@@ -131,6 +135,25 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     return container.run_containerized(opts, image=args.image, settings=settings)
 
 
+def next_steps(results_dir: Path, lighter: str | None = None) -> list[str]:
+    """How the main job ends: the next command to run, not the files it wrote (those are listed above)."""
+    matrix = "" if results_dir == DEFAULT_RESULTS else f" --matrix {shlex.quote(str(results_dir / 'matrix.json'))}"
+    steps = [f"next: harness publish site{matrix}   (the page, badges and history of this matrix, in site/)"]
+    if lighter:
+        steps.append(f"next: {lighter}")
+    return steps
+
+
+def lighter_build(python: str) -> str | None:
+    """What `harness doctor` recommends for a device build that ran without its device: the CPU build's
+    install line, or None when it recommends something else."""
+    env = dict(os.environ)
+    rec = make_report(detect_host(root_from_env(env), env), None, python=python).recommendation
+    if rec.variant != "cpu":
+        return None
+    return f"{rec.command}   ({rec.summary}; `harness doctor` says more)"
+
+
 def run(args: argparse.Namespace) -> int:
     opts = options_from(args)
     if args.cpu_only and (args.container or (args.backend is not None and not args.native)):
@@ -154,11 +177,14 @@ def run(args: argparse.Namespace) -> int:
     )
     status = outcome.status
     cell_id = outcome.manifest.cell_id
+    column = matrix.column(cell_id)
+    ran_without_its_device = column is not None and column.variant is not None
+    lighter = lighter_build(opts.python or sys.executable) if ran_without_its_device else None
+    print("\n".join(next_steps(out_dir, lighter)), file=sys.stderr)
     if status == CellStatus.INFRA_ERROR.value:
         raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.error}")
     if status == CellStatus.TIMEOUT.value:
         raise CellTimeoutError(f"{outcome.manifest.error}; partial results in {outcome.cell_dir}")
-    column = matrix.column(cell_id)
     bad = column.failures if column else 0
     if bad or status == CellStatus.CRASHED.value:
         raise TestsFailedError(f"{bad} test(s) failed, errored, timed out or crashed; see the list above")

@@ -177,10 +177,17 @@ def test_plain_harness_on_a_cuda_build_without_a_gpu_says_it_runs_cpu_only(sampl
     (suites / "_support" / "probe.py").write_text(
         f"import sys\nsys.stdout.write(open({str(REAL_PROBE_215)!r}).read())\n", encoding="utf-8"
     )
-    done = harness("--suites", str(suites), "--results-dir", str(tmp_path / "results"))
+    host = tmp_path / "host"  # doctor reads a host without a GPU (no /sys, no /proc of one)
+    host.mkdir()
+    done = harness(
+        "--suites", str(suites), "--results-dir", str(tmp_path / "results"), env={"HARNESS_DOCTOR_ROOT": str(host)}
+    )
     assert done.returncode == 0, done.stderr
     (column,) = json.loads((tmp_path / "results" / "matrix.json").read_text())["columns"]
     assert (column["backend"], column["state"]) == ("cu132", "ok")
+    *_, publish, lighter = done.stderr.splitlines()  # it ends with what to run next, not with file paths
+    assert publish.startswith(f"next: harness publish site --matrix {tmp_path / 'results' / 'matrix.json'}")
+    assert lighter.startswith("next: ") and "--index-url https://download.pytorch.org/whl/cpu" in lighter
     assert column["id"].startswith("cu132-2.15.0-cpu-only-")
     notice = [line for line in done.stderr.splitlines() if "on the CPU" in line]
     assert notice == [
@@ -277,3 +284,14 @@ def test_test_option_runs_one_test(sample_suite, tmp_path):
     assert done.returncode == 0, done.stderr
     matrix = json.loads((results / "matrix.json").read_text())
     assert [t["id"] for t in matrix["tests"]] == ["alpha/test_a.py::test_other"]
+
+
+def test_the_main_job_ends_with_the_next_command() -> None:
+    from harness.commands.run import next_steps
+
+    assert next_steps(Path("results")) == [
+        "next: harness publish site   (the page, badges and history of this matrix, in site/)"
+    ]
+    steps = next_steps(Path("/tmp/my results"), "python3 -m pip install torch --index-url X   (why)")
+    assert steps[0].startswith("next: harness publish site --matrix '/tmp/my results/matrix.json'")
+    assert steps[1] == "next: python3 -m pip install torch --index-url X   (why)"
