@@ -41,7 +41,7 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+_INVALID_CHOICE = re.compile(r"^argument ([^:]+): invalid choice: '([^']*)'")
 _UNRECOGNIZED = "unrecognized arguments: "
 
 
@@ -53,11 +53,13 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{self._suggestion(message)}; see {self.prog} --help\n")
 
     def _suggestion(self, message: str) -> str:
-        choice = _INVALID_CHOICE.search(message)
-        if choice:
-            action = next((a for a in self._actions if a.choices and choice.group(0) in message), None)
-            choices = [str(c) for c in action.choices] if action is not None and action.choices else []
-            return did_you_mean(choice.group(1), choices)
+        choice = _INVALID_CHOICE.match(message)
+        if choice:  # argparse names the argument as "/".join(its flags), else its metavar or dest
+            named, word = choice.groups()
+            for action in self._actions:
+                if action.choices and named in ("/".join(action.option_strings), action.metavar, action.dest):
+                    return did_you_mean(word, [str(c) for c in action.choices])
+            return ""
         if message.startswith(_UNRECOGNIZED):
             options = [flag for action in self._actions for flag in action.option_strings]
             for word in message[len(_UNRECOGNIZED) :].split():

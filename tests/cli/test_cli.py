@@ -127,6 +127,7 @@ def test_usage_errors_are_one_line_naming_the_verb_and_the_near_miss(capsys, arg
 def test_a_near_miss_among_choices_is_named_and_a_far_one_is_not(capsys):
     assert "(did you mean json?)" in _usage_error(capsys, "report", "--format", "jsn", "m.json")
     assert "(did you mean merge?)" in _usage_error(capsys, "mrge", "x")
+    assert "(did you mean render?)" in _usage_error(capsys, "comment", "rendr", "m.json")  # by its metavar
     far = _usage_error(capsys, "run", "--backend", "zzz")
     assert "did you mean" not in far and "a build variant such as" in far  # the registry's list instead
 

@@ -123,6 +123,7 @@ def _environment(work: Path) -> dict[str, str]:
         PYTHONPATH=str(REPO),
         COLUMNS="200",
         NO_COLOR="1",
+        PYTHONUNBUFFERED="1",  # stdout and stderr interleave as on a terminal
         TERM="dumb",
     )
     return env
