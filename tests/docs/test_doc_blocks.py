@@ -84,3 +84,14 @@ def test_a_console_block_states_commands_exit_codes_and_output() -> None:
 )
 def test_output_matching_is_exact_but_for_the_ellipses(expected: tuple[str, ...], output: str, matches: bool) -> None:
     assert output_matches(expected, output) is matches
+
+
+INTERNAL_NOTES = re.compile(r"\(issue \d+\)|\bthe lead\b|/tmp/research")
+
+
+def test_user_docs_hold_no_internal_notes() -> None:
+    """Notes for the people who wrote them (issue numbers, who rewrites what, a file on one machine)
+    mean nothing to a reader."""
+    for document in (*DOCUMENTS, "suites/README.md"):
+        text = (REPO / document).read_text(encoding="utf-8")
+        assert not INTERNAL_NOTES.findall(text), (document, INTERNAL_NOTES.findall(text))
