@@ -141,3 +141,14 @@ def test_the_torch_input_takes_a_list_of_versions() -> None:
     text = _text("matrix.yml")
     assert '[ -z "$TORCH" ] || args+=(--torch "$TORCH")' in text
     assert "TORCH: ${{ matrix.torch }}" in text and '${TORCH:+--torch "$TORCH"}' in text
+
+
+def test_the_channel_goes_from_the_plan_to_every_image_and_cell() -> None:
+    """A nightly or a release candidate is installed from its channel's index in the build job and in
+    a cell that builds its own image, and the cell records the channel."""
+    text = _text("matrix.yml")
+    assert "      channel:\n" in text[text.index("    inputs:") : text.index("\nenv:")]
+    assert '[ -z "$CHANNEL" ] || args+=(--channel "$CHANNEL")' in text
+    assert text.count("CHANNEL: ${{ matrix.channel }}") == 3
+    assert text.count('${CHANNEL:+--channel "$CHANNEL"}') == 3
+    assert "channel: ${{ inputs.channel }}" in _text("compat-matrix.yml")

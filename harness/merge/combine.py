@@ -444,6 +444,10 @@ class _Builder:
                 rows.append(TestRow(id=nodeid, feature=fid, results=row))
         return tuple(rows)
 
+    def _channel_of(self, manifest: Manifest) -> str | None:
+        """A cell written before channels: what its torch version implies (None without a torch)."""
+        return self.registry.channel_of(manifest.torch) if manifest.torch else None
+
     def column_order(self, cell: _Added | _Input) -> tuple[Any, ...]:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
@@ -515,6 +519,7 @@ class _Builder:
                     reproduce=None if placeholder else column_command(manifest),
                     release=added.release if not shipped else None,
                     device_api=manifest.environment.device_api if manifest.environment else {},
+                    channel=manifest.channel or self._channel_of(manifest),
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)

@@ -265,3 +265,12 @@ def test_redact_env_drops_credentials_and_keeps_the_rest() -> None:
         "COMPAT_TEST_TIMEOUT": "300",
     }
     assert redact_env({}) == {}
+
+
+def test_a_manifest_records_its_channel_and_ignores_a_made_up_one() -> None:
+    from harness.cell import Manifest
+
+    base = {"cell_id": "cu130-2.16.0.dev20261130", "backend": "cu130", "run_id": "r1"}
+    assert Manifest.from_json({**base, "channel": "nightly"}).to_json()["channel"] == "nightly"
+    assert Manifest.from_json({**base, "channel": "beta"}).channel is None
+    assert "channel" not in Manifest.from_json(base).to_json()

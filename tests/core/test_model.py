@@ -209,3 +209,11 @@ def test_lookups() -> None:
     results = list(matrix.results(first.id))
     assert results and all(row.results[first.id] is result for row, result in results)
     assert len(results) == sum(first.id in row.results for row in matrix.tests)
+
+
+def test_a_column_records_its_channel_and_an_old_matrix_has_none() -> None:
+    nightly = _column(id="cu130-2.16.0.dev20261130", channel="nightly")
+    data = nightly.to_json()
+    assert data["channel"] == "nightly" and Column.from_json(data).channel == "nightly"
+    old = _column().to_json()
+    assert "channel" not in old and Column.from_json(old).channel is None
