@@ -13,7 +13,10 @@ from harness.registry import load_registry
 from tests.conftest import REPO, in_ci
 
 WORKFLOWS = REPO / ".github" / "workflows"
-FILES = ("ci.yml", "compat-matrix.yml", "matrix.yml", "pr-matrix.yml", "pr-comment.yml", "matrix-comment.yml")
+FILES = (
+    "ci.yml", "compat-matrix.yml", "matrix.yml", "pr-matrix.yml", "pr-comment.yml", "matrix-comment.yml",
+    "upstream.yml",
+)  # fmt: skip
 
 
 def _text(name: str) -> str:
@@ -152,3 +155,12 @@ def test_the_channel_goes_from_the_plan_to_every_image_and_cell() -> None:
     assert text.count("CHANNEL: ${{ matrix.channel }}") == 3
     assert text.count('${CHANNEL:+--channel "$CHANNEL"}') == 3
     assert "channel: ${{ inputs.channel }}" in _text("compat-matrix.yml")
+
+
+def test_upstream_opens_a_pull_request_with_the_registry_change_on_a_schedule() -> None:
+    text = _text("upstream.yml")
+    assert "schedule:" in text and "workflow_dispatch:" in text
+    assert "harness upstream --write harness/backends.toml" in text
+    assert "git diff --quiet -- harness/backends.toml" in text, "no change, no pull request"
+    assert "gh pr create" in text and "gh pr edit" in text and "pull-requests: write" in text
+    assert "for a person" in text, "what needs judgement goes into the pull request's body"
