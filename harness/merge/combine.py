@@ -341,6 +341,8 @@ class _Builder:
             error=f"no results: {entry['missing']}" if entry.get("missing") else MISSING_CELL_ERROR,
             # the planned build, so the column sorts with its backend's other builds
             environment=Probe.from_json({"torch": {"version": entry.get("torch") or None}}),
+            # the planned channel (a nightly that never ran is still the nightly's column)
+            channel=entry["channel"] if entry.get("channel") in ("release", "test", "nightly") else None,
         )
         self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False))
 
