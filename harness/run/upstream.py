@@ -5,7 +5,8 @@ Two kinds of index are read:
 - pip's own index (PyPI, or the mirror/proxy pip is configured with: `PIP_INDEX_URL`, `pip config`):
   the versions through `pip index versions torch`, and each version's files (wheel tags, upload
   times) through the same index's PEP 691 JSON page, fetched like pip fetches it (its proxy
-  variables apply). Final releases, their upload dates and the Python versions they have wheels for.
+  variables and its CA bundle, `cert`, apply). Final releases, their upload dates and the Python
+  versions they have wheels for.
 - PyTorch's channel indexes (https://download.pytorch.org/whl/, /whl/test/, /whl/nightly/): each
   channel's `torch` page lists every build's wheels with their local tags (+cu134), so one page per
   channel says which variants each version is built for. PEP 691 JSON where served, else the PEP 503
@@ -27,6 +28,7 @@ import html
 import json
 import os
 import re
+import ssl
 import subprocess
 import sys
 import tomllib
@@ -72,19 +74,25 @@ class Source(Protocol):
     def page(self, url: str) -> tuple[str, str]: ...  # (content type, body)
 
 
-def pip_index_url(env: Mapping[str, str] | None = None) -> str:
-    """The index pip installs from: PIP_INDEX_URL, else pip's configuration, else PyPI."""
+def pip_setting(name: str, env: Mapping[str, str] | None = None) -> str:
+    """A pip setting as pip resolves it: PIP_<NAME>, else `pip config get global.<name>`, else ""."""
     env = os.environ if env is None else env
-    if env.get("PIP_INDEX_URL"):
-        return env["PIP_INDEX_URL"].rstrip("/")
+    variable = "PIP_" + name.upper().replace("-", "_")
+    if env.get(variable):
+        return env[variable]
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "config", "get", "global.index-url"],
+        [sys.executable, "-m", "pip", "config", "get", f"global.{name}"],
         capture_output=True,
         text=True,
         check=False,
         env={**env, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
-    found = done.stdout.strip() if done.returncode == 0 else ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def pip_index_url(env: Mapping[str, str] | None = None) -> str:
+    """The index pip installs from: PIP_INDEX_URL, else pip's configuration, else PyPI."""
+    found = pip_setting("index-url", env)
     return found.rstrip("/") if found.startswith(("http://", "https://")) else PYPI
 
 
@@ -100,6 +108,7 @@ class Live:
     apply as they do to pip). With `record`, every response is saved there for `Recorded`."""
 
     record: Path | None = None
+    cert: str = field(default_factory=lambda: pip_setting("cert"))  # pip's CA bundle (a TLS proxy's)
 
     def versions(self, index: str) -> list[str]:
         done = subprocess.run(
@@ -117,8 +126,9 @@ class Live:
 
     def page(self, url: str) -> tuple[str, str]:
         request = urllib.request.Request(url, headers={"Accept": ACCEPT, "User-Agent": "torch-compat-harness"})
+        context = ssl.create_default_context(cafile=self.cert) if self.cert else None
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            with urllib.request.urlopen(request, timeout=TIMEOUT, context=context) as response:
                 kind = response.headers.get_content_type()
                 body = response.read().decode("utf-8", "replace")
         except (urllib.error.URLError, OSError, TimeoutError) as err:
