@@ -358,6 +358,7 @@ class Manifest:
     variant: str | None = None  # cpu-only: a device build run on the CPU (a column of its own)
     variant_reason: str | None = None
     imported: ImportInfo | None = None
+    channel: str | None = None  # release | test | nightly: where the cell's torch came from
 
     @property
     def torch(self) -> str | None:
@@ -405,6 +406,8 @@ class Manifest:
             data.update(variant=self.variant, variant_reason=self.variant_reason)
         if self.imported:
             data["import"] = self.imported.to_json()
+        if self.channel:
+            data["channel"] = self.channel
         return data
 
     @classmethod
@@ -459,6 +462,7 @@ class Manifest:
             variant=_str(data.get("variant")),
             variant_reason=_str(data.get("variant_reason")),
             imported=ImportInfo.from_json(data.get("import")),
+            channel=data["channel"] if data.get("channel") in ("release", "test", "nightly") else None,
         )
 
 

@@ -186,6 +186,7 @@ class Column:
     release: str | None = None  # the torch release series (2.15); set where no torch version says it
     # The public callables of the device namespaces the torch that ran exposed (namespace -> names).
     device_api: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    channel: str | None = None  # release | test | nightly: where its torch came from (None: not said)
 
     @property
     def has_data(self) -> bool:
@@ -288,6 +289,7 @@ class Column:
                     "reproduce": self.reproduce,
                     "release": self.release,
                     "device_api": {ns: list(names) for ns, names in self.device_api.items()},
+                    "channel": self.channel,
                 }
             ),
         }
@@ -317,6 +319,7 @@ class Column:
             reproduce=data.get("reproduce"),
             release=data.get("release"),
             device_api={ns: tuple(names) for ns, names in (data.get("device_api") or {}).items()},
+            channel=data.get("channel"),
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -23,8 +24,12 @@ from harness.torch_build import Expected, TorchFacts, parse_variant, parse_versi
 
 BuildKind = Literal["cpu", "cuda", "rocm", "xpu"]
 BuildStatus = Literal["stable", "experimental", "legacy"]
+# Where upstream serves a build: final releases (/whl/<variant>), release candidates (/whl/test/<variant>,
+# carrying the final version number) and nightlies (/whl/nightly/<variant>, 2.16.0.devYYYYMMDD).
+Channel = Literal["release", "test", "nightly"]
 FAMILIES: Final[tuple[str, ...]] = get_args(BuildKind)
 STATUSES: Final[tuple[str, ...]] = get_args(BuildStatus)
+CHANNELS: Final[tuple[str, ...]] = get_args(Channel)
 REGISTRY_PATH: Final[Path] = Path(__file__).with_name("backends.toml")
 INDEX_ROOT: Final = "https://download.pytorch.org/whl"
 # Backend ids of cells written before variants: the ROCm backend was `rocm` (it was ROCm 7.2).
@@ -53,7 +58,8 @@ class Backend:
     visible_devices_env: str
     base_image: str
     layer: str = ""
-    runtime_source: str = ""
+    runtime_source: str = ""  # wheels | system | index (AMD's own wheel index: runtime_index)
+    runtime_index: str = ""  # where the runtime wheels come from when it is not PyPI
     min_driver: str = ""
     archs: tuple[str, ...] = ()
     source: str = ""
@@ -72,6 +78,16 @@ class Backend:
     def needs_device(self) -> bool:
         return bool(self.accelerator)
 
+    def index(self, channel: str = "release") -> str:
+        """The wheel index of a channel: /whl/cu130, /whl/test/cu130, /whl/nightly/cu130 (a mirror
+        laid out as download.pytorch.org gets the same folders)."""
+        if channel == "release":
+            return self.wheel_index
+        if channel not in CHANNELS:
+            raise RegistryError(f"unknown channel {channel!r}", hint=f"one of {', '.join(CHANNELS)}")
+        root, _, token = self.wheel_index.rstrip("/").rpartition("/")
+        return f"{root}/{channel}/{token}"
+
     def expected(self, version: str = "") -> Expected:
         """What this backend expects of its torch (see harness/torch_build.py)."""
         return Expected(
@@ -87,15 +103,43 @@ class Release:
     latest: str  # the newest patch release: 2.15.0
     pypi_default: str  # the variant `pip install torch` gives from PyPI
     builds: Mapping[str, BuildStatus]  # variant -> status, in the file's order
-    released: str = ""
+    released: str = ""  # the final release's date (PyPI's upload), YYYY-MM-DD
+    channel: str = "release"  # release: final wheels exist; test: only release candidates so far
+    planned: str = ""  # the planned release date of a release still on the test channel
+    python: tuple[str, ...] = ()  # the CPython versions it ships wheels for: 3.11, 3.14t (free-threaded)
+    no_compile_python: tuple[str, ...] = ()  # Pythons whose torch.compile it refuses
+    cuda_min_arch: Mapping[str, str] = dataclasses.field(default_factory=dict)  # cuda variant -> oldest sm_XY
     sources: tuple[str, ...] = ()
     unverified: tuple[str, ...] = ()
 
     def ships(self, variant: str) -> bool:
         return variant in self.builds
 
+    @property
+    def final(self) -> bool:
+        """A final release exists (on PyPI and the release channel), not only candidates."""
+        return self.channel == "release"
+
+    def ships_python(self, python: str) -> bool | None:
+        """Whether it has wheels for CPython `python` (3.10, 3.14t); None when the file does not say."""
+        return python in self.python if self.python else None
+
+    def archs_of(self, backend: Backend) -> tuple[str, ...]:
+        """The GPU architectures a variant's wheels of this release are compiled for: the variant's list
+        from this release's oldest architecture on (cu130 of 2.15 starts at sm_75)."""
+        floor = _sm_key(self.cuda_min_arch.get(backend.id, ""))
+        if backend.build != "cuda" or floor is None:
+            return backend.archs
+        return tuple(a for a in backend.archs if (_sm_key(a) or (0, 0)) >= floor)
+
     def status(self, variant: str) -> BuildStatus | None:
         return self.builds.get(variant)
+
+
+def _sm_key(arch: str) -> tuple[int, int] | None:
+    """sm_75 -> (7, 5), sm_100 -> (10, 0); None for anything else."""
+    match = re.fullmatch(r"sm_(\d+)(\d)[a-z]?", arch)
+    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 @dataclass(frozen=True)
@@ -169,6 +213,24 @@ class Registry:
         parsed = parse_version(version)
         return self.releases.get(parsed.minor) if parsed else None
 
+    def channel_of(self, version: str | None) -> Channel:
+        """The channel a torch version comes from: a .devYYYYMMDD is a nightly, an rcN (or a version of
+        a release that has only candidates so far) comes from the test channel, the rest are releases."""
+        parsed = parse_version(version)
+        if parsed is None:
+            return "release"
+        if parsed.dev >= 0:
+            return "nightly"
+        release = self.releases.get(parsed.minor)
+        if parsed.pre or (release is not None and not release.final):
+            return "test"
+        return "release"
+
+    @property
+    def final_releases(self) -> list[Release]:
+        """The releases that have a final release, oldest first."""
+        return [r for r in self.releases.values() if r.final]
+
     def ships(self, version: str | None, variant: str) -> bool | None:
         """Whether upstream ships `variant` for the release of `version` (None: release not listed)."""
         release = self.release_of(version)
@@ -202,9 +264,10 @@ class Registry:
         return max(pick, key=lambda b: self.variant_order(b.id))
 
     def default_torch(self, variant: str) -> str:
-        """The torch a variant's image pins by default: the newest release that ships it (cu126 is not
-        built for 2.15, so its default is 2.14.1), else the current release."""
-        for release in reversed(self.releases.values()):
+        """The torch a variant's image pins by default: the newest final release that ships it (cu126 is
+        not built for 2.15, so its default is 2.14.1), else the current release. A release with only
+        candidates (2.16 on the test channel) is never a default: --channel test asks for it."""
+        for release in reversed(self.final_releases):
             if release.ships(variant):
                 return release.latest
         return self.current.latest
@@ -223,8 +286,15 @@ _FAMILY_FIELDS: Final = (
 _LIST_FIELDS: Final = frozenset(
     {"cdi_devices", "devices", "group_add", "security_opt", "runner_labels", "health_check", "archs"}
 )
-_VARIANT_OWN: Final = frozenset({"family", "runtime", "wheel_index", "runtime_source", "min_driver", "archs", "source"})
-_RELEASE_KEYS: Final = frozenset({"latest", "released", "pypi_default", "sources", "unverified", *STATUSES})
+_VARIANT_OWN: Final = frozenset(
+    {"family", "runtime", "wheel_index", "runtime_source", "runtime_index", "min_driver", "archs", "source"}
+)
+_RELEASE_KEYS: Final = frozenset(
+    {"latest", "released", "channel", "planned", "python", "no_compile_python", "cuda_min_arch", "pypi_default",
+     "sources", "unverified", *STATUSES}
+)  # fmt: skip
+_DATE_RE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PYTHON_RE: Final = re.compile(r"^3\.\d+t?$")
 _TOP_KEYS: Final = frozenset({"schema", "current", "families", "variants", "releases", "host_libraries"})
 
 
@@ -255,6 +325,7 @@ def _resolve(
         build=family,
         runtime_version=runtime,
         runtime_source=str(table.get("runtime_source", "")),
+        runtime_index=str(table.get("runtime_index", "")),
         min_driver=str(table.get("min_driver", "")),
         archs=tuple(table.get("archs", ())),
         source=str(table.get("source", "")),
@@ -298,8 +369,10 @@ def _parse_variants(data: Any, families: Mapping[str, Mapping[str, Any]]) -> dic
         for name, value in table.items():
             if name != "family":
                 _check_type(where, name, value)
-        if table.get("runtime_source", "") not in ("", "wheels", "system"):
-            raise RegistryError(f"{where}: runtime_source must be 'wheels' or 'system'")
+        if table.get("runtime_source", "") not in ("", "wheels", "system", "index"):
+            raise RegistryError(f"{where}: runtime_source must be 'wheels', 'system' or 'index'")
+        if table.get("runtime_index") and table.get("runtime_source") != "index":
+            raise RegistryError(f"{where}: runtime_index goes with runtime_source = 'index'")
         variants[variant_id] = _resolve(variant_id, table, families, listed=True)
     return variants
 
@@ -335,21 +408,50 @@ def _parse_releases(data: Any, variants: Mapping[str, Backend]) -> dict[str, Rel
         default = table.get("pypi_default", "")
         if not isinstance(default, str) or (default and default not in builds):
             raise RegistryError(f"{where}: pypi_default must be one of the variants it ships")
-        for name in ("sources", "unverified"):
+        for name in ("sources", "unverified", "python", "no_compile_python"):
             _check_list(where, name, table.get(name, []))
+        dates = _release_dates(where, table)
+        pythons = [p for name in ("python", "no_compile_python") for p in table.get(name, [])]
+        if not all(_PYTHON_RE.match(p) for p in pythons):
+            raise RegistryError(f"{where}: python versions are written 3.11 or 3.14t (free-threaded)")
+        min_arch = table.get("cuda_min_arch", {})
+        if not isinstance(min_arch, dict) or not all(
+            builds.get(k) and variants[k].build == "cuda" and isinstance(v, str) and _sm_key(v)
+            for k, v in min_arch.items()
+        ):
+            raise RegistryError(f"{where}: cuda_min_arch maps CUDA variants it ships to an arch like sm_75")
         releases.append(
             Release(
                 id=release_id,
                 latest=str(latest),
                 pypi_default=default,
                 builds=builds,
-                released=str(table.get("released", "")),
+                python=tuple(table.get("python", ())),
+                no_compile_python=tuple(table.get("no_compile_python", ())),
+                cuda_min_arch=dict(min_arch),
+                **dates,
                 sources=tuple(table.get("sources", ())),
                 unverified=tuple(table.get("unverified", ())),
             )
         )
     releases.sort(key=lambda r: parse_version(r.id).release)  # type: ignore[union-attr]
     return {r.id: r for r in releases}
+
+
+def _release_dates(where: str, table: Mapping[str, Any]) -> dict[str, str]:
+    """channel, released, planned: a final release has its date; one on the test channel its plan."""
+    channel = table.get("channel", "release")
+    if channel not in ("release", "test"):
+        raise RegistryError(f"{where}: channel must be 'release' or 'test' (only candidates so far)")
+    dates = {"released": table.get("released", ""), "planned": table.get("planned", "")}
+    for name, value in dates.items():
+        if not isinstance(value, str) or (value and not _DATE_RE.match(value)):
+            raise RegistryError(f"{where}: {name} must be a date like 2026-10-28")
+    if channel == "release" and not dates["released"]:
+        raise RegistryError(f"{where}: a final release needs its released date (PyPI's upload)")
+    if channel == "test" and (dates["released"] or not dates["planned"]):
+        raise RegistryError(f"{where}: a release on the test channel has a planned date and no released one")
+    return {"channel": channel, **dates}
 
 
 def parse_host_libraries(data: dict) -> tuple[HostLibrary, ...]:
@@ -370,8 +472,8 @@ def parse_registry(data: dict) -> Registry:
     variants = _parse_variants(data.get("variants"), families)
     releases = _parse_releases(data.get("releases"), variants)
     current = data.get("current")
-    if current not in releases:
-        raise RegistryError(f"backends.toml: current = {current!r} is not a listed release")
+    if current not in releases or not releases[current].final:
+        raise RegistryError(f"backends.toml: current = {current!r} is not a listed final release")
     return Registry(
         families=families,
         variants=variants,

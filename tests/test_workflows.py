@@ -13,7 +13,10 @@ from harness.registry import load_registry
 from tests.conftest import REPO, in_ci
 
 WORKFLOWS = REPO / ".github" / "workflows"
-FILES = ("ci.yml", "compat-matrix.yml", "matrix.yml", "pr-matrix.yml", "pr-comment.yml", "matrix-comment.yml")
+FILES = (
+    "ci.yml", "compat-matrix.yml", "matrix.yml", "pr-matrix.yml", "pr-comment.yml", "matrix-comment.yml",
+    "upstream.yml",
+)  # fmt: skip
 
 
 def _text(name: str) -> str:
@@ -141,3 +144,23 @@ def test_the_torch_input_takes_a_list_of_versions() -> None:
     text = _text("matrix.yml")
     assert '[ -z "$TORCH" ] || args+=(--torch "$TORCH")' in text
     assert "TORCH: ${{ matrix.torch }}" in text and '${TORCH:+--torch "$TORCH"}' in text
+
+
+def test_the_channel_goes_from_the_plan_to_every_image_and_cell() -> None:
+    """A nightly or a release candidate is installed from its channel's index in the build job and in
+    a cell that builds its own image, and the cell records the channel."""
+    text = _text("matrix.yml")
+    assert "      channel:\n" in text[text.index("    inputs:") : text.index("\nenv:")]
+    assert '[ -z "$CHANNEL" ] || args+=(--channel "$CHANNEL")' in text
+    assert text.count("CHANNEL: ${{ matrix.channel }}") == 3
+    assert text.count('${CHANNEL:+--channel "$CHANNEL"}') == 3
+    assert "channel: ${{ inputs.channel }}" in _text("compat-matrix.yml")
+
+
+def test_upstream_opens_a_pull_request_with_the_registry_change_on_a_schedule() -> None:
+    text = _text("upstream.yml")
+    assert "schedule:" in text and "workflow_dispatch:" in text
+    assert "harness upstream --write harness/backends.toml" in text
+    assert "git diff --quiet -- harness/backends.toml" in text, "no change, no pull request"
+    assert "gh pr create" in text and "gh pr edit" in text and "pull-requests: write" in text
+    assert "for a person" in text, "what needs judgement goes into the pull request's body"

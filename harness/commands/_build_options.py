@@ -6,8 +6,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.registry import Backend
+from harness.registry import CHANNELS, Backend
 from harness.run import images
+
+CHANNEL_HELP = (
+    "torch's channel: release (/whl/<variant>), test (release candidates, /whl/test/<variant>) or nightly "
+    "(/whl/nightly/<variant>); default: what --torch says (.devYYYYMMDD: nightly; rcN or a release the registry "
+    "lists on the test channel: test)"
+)
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +27,10 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--torch", help=f"torch version or requirement (default {images.DEFAULT_TORCH}; env {images.ENV_TORCH})"
     )
-    group.add_argument("--index-url", help=f"torch wheel index (default: the registry's; env {images.ENV_INDEX_URL})")
+    group.add_argument("--channel", choices=CHANNELS, help=CHANNEL_HELP)
+    group.add_argument(
+        "--index-url", help=f"torch wheel index (default: the registry's, of the channel; env {images.ENV_INDEX_URL})"
+    )
     group.add_argument(
         "--package-index-url", help=f"index for pytest and friends (default PyPI; env {images.ENV_PACKAGE_INDEX_URL})"
     )
@@ -52,6 +61,7 @@ def spec_from_args(args: argparse.Namespace, backend_id: str | Backend) -> image
         wheelhouse=args.wheelhouse,
         ca_bundle=args.ca_bundle,
         network=args.build_network,
+        channel=args.channel,
     )
 
 

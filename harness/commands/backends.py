@@ -53,12 +53,31 @@ def variants_table(registry: Registry) -> list[str]:
 def releases_table(registry: Registry) -> list[str]:
     """Release x variant: stable / experimental / legacy, `-` where upstream does not ship the build."""
     variants = list(registry)
-    rows = [("RELEASE", "LATEST", "PYPI DEFAULT", *variants)]
+    rows = [("RELEASE", "LATEST", "CHANNEL", "RELEASED", "PYTHON", "PYPI DEFAULT", *variants)]
     for release in registry.releases.values():
         marks = tuple(STATUS_MARK[release.status(v)] for v in variants)
         current = " (current)" if release.id == registry.current_release else ""
-        rows.append((release.id + current, release.latest, release.pypi_default or "?", *marks))
+        date = release.released or f"planned {release.planned}"
+        rows.append(
+            (
+                release.id + current,
+                release.latest,
+                release.channel,
+                date,
+                python_span(release.python),
+                release.pypi_default or "?",
+                *marks,
+            )
+        )
     return _columns(rows)
+
+
+def python_span(pythons: tuple[str, ...]) -> str:
+    """3.11-3.15+3.14t,3.15t: the CPython versions a release has wheels for, short ('?' unknown)."""
+    plain = [p for p in pythons if not p.endswith("t")]
+    free = [p for p in pythons if p.endswith("t")]
+    text = f"{plain[0]}-{plain[-1]}" if len(plain) > 1 else "".join(plain)
+    return (text + ("+" + ",".join(free) if free else "")) or "?"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
         data = {
             "current": registry.current_release,
             "variants": {k: asdict(v) for k, v in registry.variants.items()},
-            "releases": {r.id: {**asdict(r), "builds": dict(r.builds)} for r in registry.releases.values()},
+            "releases": {
+                r.id: {**asdict(r), "builds": dict(r.builds), "cuda_min_arch": dict(r.cuda_min_arch)}
+                for r in registry.releases.values()
+            },
         }
         print(json.dumps(data, indent=2))
         return 0
@@ -75,5 +97,9 @@ def run(args: argparse.Namespace) -> int:
     print()
     print("\n".join(releases_table(registry)))
     print("\n-: not shipped for that release (no cell is planned; the matrix says 'not shipped').")
-    print("Any other build (cu134, rocm10.1, ...) is recognised from its name and runs with its family's defaults.")
+    print(
+        "Channels: release https://download.pytorch.org/whl/<id>, test (release candidates) .../whl/test/<id>, "
+        "nightly .../whl/nightly/<id> (harness plan --channel; a .devYYYYMMDD version is a nightly)."
+    )
+    print("Any other build (cu136, rocm10.1, ...) is recognised from its name and runs with its family's defaults.")
     return 0

@@ -85,15 +85,19 @@ def _release_lines(report: Report) -> list[str]:
         (variant, report.statuses[report.release][variant], MARK[verdicts[variant].fit], verdicts[variant].headline)
         for variant in sorted(verdicts, key=load_registry().variant_order)
     ]
-    return [f"torch {report.release} ({which}) on this host", *_columns(rows)]
+    notes = [f"  note: {note}" for note in report.notes]
+    return [f"torch {report.release} ({which}) on this host", *_columns(rows), *notes]
 
 
 def _matrix_lines(report: Report) -> list[str]:
     variants = list(dict.fromkeys(v for verdicts in report.verdicts.values() for v in verdicts))
     variants.sort(key=load_registry().variant_order)
     rows = [("RELEASE", *variants)]
+    registry = load_registry()
     for rid, verdicts in report.verdicts.items():
-        rows.append((rid, *(MARK[verdicts[v].fit] if v in verdicts else "-" for v in variants)))
+        release = registry.releases.get(rid)
+        label = rid if release is None or release.final else f"{rid} (test)"
+        rows.append((label, *(MARK[verdicts[v].fit] if v in verdicts else "-" for v in variants)))
     return ["Every listed release (runs / no / ? unchecked / - not shipped)", *_columns(rows)]
 
 

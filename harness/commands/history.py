@@ -12,7 +12,7 @@ from harness import jsonio
 from harness.errors import InputError, UsageError
 from harness.publish.history import load_history, load_results
 from harness.publish.render.symbols import PAGE_OUTCOME_SYMBOLS
-from harness.publish.timeline import ColumnTimeline, Point, timelines_for
+from harness.publish.timeline import NIGHTLY_SUFFIX, ColumnTimeline, Point, timelines_for
 
 HELP = "a test's timeline across published runs: first bad / last good, flips within a build, duration"
 DEFAULT_RUNS = 30
@@ -60,9 +60,10 @@ def describe(timeline: ColumnTimeline) -> list[str]:
     ]
     if verdict.first_bad is not None:
         state = "broken" if verdict.fixed is None else "was broken"
-        lines.append(f"  {state}: first bad  {_where(points[verdict.first_bad])}")
+        what = " nightly" if timeline.column.endswith(NIGHTLY_SUFFIX) else ""
+        lines.append(f"  {state}: first bad{what}  {_where(points[verdict.first_bad])}")
         if verdict.last_good is not None:
-            lines.append(f"           last good  {_where(points[verdict.last_good])}")
+            lines.append(f"           last good{what}  {_where(points[verdict.last_good])}")
         else:
             lines.append("           last good  none in the runs read (bad since the first judged run)")
         if verdict.fixed is not None:

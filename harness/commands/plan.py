@@ -1,7 +1,8 @@
 """`harness plan`: the cells to run, from the registry (GitHub Actions matrix or a table).
 
 The GitHub Actions matrix (`{"include": [...]}`) derived from the registry; several torch versions
-make a cell per backend and version (`cu130-2.14.1`).
+make a cell per backend and version (`cu130-2.14.1`). `--channel` (or the version: .devYYYYMMDD is a
+nightly) picks the release, test or nightly index of every cell.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 
 from harness.commands._args import backend_selector
 from harness.errors import UsageError
-from harness.registry import FAMILIES, load_registry
+from harness.registry import CHANNELS, FAMILIES, load_registry
 from harness.run.plan import PlannedCell, github_matrix, is_self_hosted, make_plan, table
 
 HELP = "list the cells to run, e.g. as the GitHub Actions matrix (--format github)"
@@ -43,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="torch versions the images pin, comma-separated or repeated, e.g. 2.13.0,2.14.1,2.15.0: one cell per "
         "version and build its release ships, ids <backend>-<version> when there are several (default: the current "
         "release's newest version)",
+    )
+    parser.add_argument(
+        "--channel",
+        choices=CHANNELS,
+        help="where torch comes from: release (/whl/<variant>), test (release candidates, /whl/test/<variant>) or "
+        "nightly (/whl/nightly/<variant>); default: what the version says (.devYYYYMMDD: nightly; rcN or a release "
+        "the registry lists on the test channel: test)",
     )
 
 
@@ -82,7 +90,7 @@ def relabel(cells: Sequence[PlannedCell], labels: dict[str, tuple[str, ...]]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    plan = make_plan(args.backend, args.torch)
+    plan = make_plan(args.backend, args.torch, args.channel)
     cells = relabel(plan.cells, runner_labels(args.runner_labels))
     for note in plan.notes:
         print(f"harness plan: {note}", file=sys.stderr)

@@ -112,6 +112,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         cpu_only=True if args.cpu_only else False if args.require_device else None,
         tests=tuple(args.test),
         features_file=args.features,
+        channel=args.channel,
     )
 
 

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 from harness.commands._args import BACKEND_HELP, backend_id
+from harness.commands._build_options import CHANNEL_HELP
+from harness.registry import CHANNELS
 from harness.run import images, wheelhouse
 
 HELP = "download the wheels an offline image build of one backend needs"
@@ -21,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", required=True, type=backend_id, help=f"whose wheels to get: {BACKEND_HELP}")
     parser.add_argument("-o", "--output", type=Path, required=True, help="the wheelhouse folder (made if absent)")
     parser.add_argument("--torch", help=f"torch version or requirement (default {images.DEFAULT_TORCH})")
-    parser.add_argument("--index-url", help="torch wheel index (default: the registry's, or a mirror of it)")
+    parser.add_argument("--channel", choices=CHANNELS, help=CHANNEL_HELP)
+    parser.add_argument("--index-url", help="torch wheel index (default: the registry's of the channel, or a mirror)")
     parser.add_argument("--package-index-url", help=f"index for everything else (default {wheelhouse.PYPI})")
     parser.add_argument("--base-image", help="the image's base, to know its Python and glibc (default: the registry's)")
     parser.add_argument("--python-version", help="the image's Python, e.g. 3.11 (default: from the base image)")
@@ -38,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         glibc=args.glibc,
         index_url=args.index_url,
         package_index_url=args.package_index_url,
+        channel=args.channel,
         progress=_stderr,
     )
     runtime = f", CUDA {made.torch.cuda}" if made.torch.cuda else f", HIP {made.torch.hip}" if made.torch.hip else ""

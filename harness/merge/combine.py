@@ -341,6 +341,8 @@ class _Builder:
             error=f"no results: {entry['missing']}" if entry.get("missing") else MISSING_CELL_ERROR,
             # the planned build, so the column sorts with its backend's other builds
             environment=Probe.from_json({"torch": {"version": entry.get("torch") or None}}),
+            # the planned channel (a nightly that never ran is still the nightly's column)
+            channel=entry["channel"] if entry.get("channel") in ("release", "test", "nightly") else None,
         )
         self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False))
 
@@ -444,6 +446,10 @@ class _Builder:
                 rows.append(TestRow(id=nodeid, feature=fid, results=row))
         return tuple(rows)
 
+    def _channel_of(self, manifest: Manifest) -> str | None:
+        """A cell written before channels: what its torch version implies (None without a torch)."""
+        return self.registry.channel_of(manifest.torch) if manifest.torch else None
+
     def column_order(self, cell: _Added | _Input) -> tuple[Any, ...]:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
@@ -515,6 +521,7 @@ class _Builder:
                     reproduce=None if placeholder else column_command(manifest),
                     release=added.release if not shipped else None,
                     device_api=manifest.environment.device_api if manifest.environment else {},
+                    channel=manifest.channel or self._channel_of(manifest),
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)

@@ -54,6 +54,8 @@ def column_command(manifest: Manifest) -> str | None:
             run.insert(2, "--cpu-only")
         if not torch or info is None:
             return shlex.join(run)
-        install = ["python3", "-m", "pip", "install", f"torch=={torch}", "--index-url", info.wheel_index]
+        # a nightly or a release candidate reinstalls from its own channel's index
+        channel = manifest.channel or load_registry().channel_of(torch)
+        install = ["python3", "-m", "pip", "install", f"torch=={torch}", "--index-url", info.index(channel)]
         return f"{shlex.join(install)} && {shlex.join(run)}"
     return None

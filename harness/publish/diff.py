@@ -20,12 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from itertools import pairwise
 from typing import Any, Final
 
 from harness.model import Column, ColumnState, Matrix, TestResult, TestRow
 from harness.outcomes import BAD, GOOD, Outcome, Rollup
-from harness.torch_build import parse_variant, version_sort_key
+from harness.torch_build import parse_variant, parse_version, version_sort_key
 
 _NO_RESULTS: Final = frozenset({ColumnState.NO_DATA.value, ColumnState.NOT_SHIPPED.value})
 
@@ -345,7 +344,11 @@ def release_pairs(matrix: Matrix, backend: str | None = None) -> list[tuple[str,
     the same release line (where the tests ran: the CPU for the CPU build and every CPU-only
     column, else the family and the device; see Column.release_line). Of several columns of that
     previous version, the one of the same backend, else the first in the matrix's order. With
-    `backend` (a variant id or family name), only steps into that backend's columns."""
+    `backend` (a variant id or family name), only steps into that backend's columns.
+
+    A release candidate (test channel) or a final release stands beside the previous *final*
+    release, never beside a nightly: 2.16.0's candidate is compared with 2.15.0. A nightly steps
+    from the version before it, nightly or final."""
     lines: dict[tuple[str, str], dict[tuple, list[Column]]] = {}
     for column in matrix.columns:
         if column.has_data and column.torch:
@@ -355,13 +358,33 @@ def release_pairs(matrix: Matrix, backend: str | None = None) -> list[tuple[str,
     pairs: list[tuple[str, str]] = []
     for versions in lines.values():
         ordered = [versions[key] for key in sorted(versions)]
-        for older, newer in pairwise(ordered):
+        for index, newer in enumerate(ordered[1:], start=1):
             for column in newer:
                 if backend is not None and backend not in (column.backend, _family(column.backend)):
                     continue
+                earlier = ordered[:index] if channel_of(column) == "nightly" else _finals(ordered[:index])
+                if not earlier:
+                    continue
+                older = earlier[-1]
                 previous = next((c for c in older if c.backend == column.backend), older[0])
                 pairs.append((previous.id, column.id))
     return pairs
+
+
+def channel_of(column: Column) -> str:
+    """The column's channel as recorded, else as its torch version says (.devN: nightly; rcN: test)."""
+    if column.channel:
+        return column.channel
+    version = parse_version(column.torch)
+    if version is not None and version.dev >= 0:
+        return "nightly"
+    return "test" if version is not None and version.pre else "release"
+
+
+def _finals(groups: Sequence[list[Column]]) -> list[list[Column]]:
+    """The groups' final-release columns (groups without one left out)."""
+    kept = [[c for c in group if channel_of(c) == "release"] for group in groups]
+    return [group for group in kept if group]
 
 
 def _family(backend: str) -> str:

@@ -3,6 +3,10 @@ run before it), whether it came back, how often it flipped within one torch buil
 runs), and how its duration moved. Read from the history (harness/publish/history.py); shown by
 `harness history TEST_ID` and, per test, by the page.
 
+Nightlies are columns of their own, one per date (`cu130-2.16.0.dev20261130`); their results are
+also read as one line per build, oldest nightly first (`cu130 nightlies`), so the verdict names the
+first bad and the last good nightly.
+
 Only a judged outcome counts for good and bad (GOOD and BAD of harness/outcomes.py); a skip, a
 known issue, an xfail, not-run or a run without a result for the test are neutral: they neither
 break a streak nor end one.
@@ -10,6 +14,7 @@ break a streak nor end one.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import statistics
@@ -27,6 +32,7 @@ from harness.publish.history import (
     RunSummary,
     duration_of,
 )
+from harness.torch_build import version_sort_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +201,37 @@ def timelines_for(test: str, runs: Sequence[RunSummary], results: Sequence[RunRe
             points.append(Point(run.run, run.generated_at, build, code, duration, run.run_url))
         codes = "".join(p.code for p in points)
         timelines.append(ColumnTimeline(column, tuple(points), judge(codes, builds)))
-    return timelines
+    return timelines + nightly_lines(timelines)
+
+
+# A nightly's column: <backend>-<version>.devYYYYMMDD, maybe with a suffix (-cpu-only, a host).
+_NIGHTLY_COLUMN: Final = re.compile(r"^(?P<line>.+?)-(?P<version>\d+(?:\.\d+)+\.dev\d{8})(?P<rest>-.+)?$")
+NIGHTLY_SUFFIX: Final = " nightlies"
+
+
+def nightly_lines(timelines: Sequence[ColumnTimeline]) -> list[ColumnTimeline]:
+    """One timeline per build across its nightlies (each nightly a column of its own), ordered by the
+    nightly's date: each nightly's latest judged result (else its latest result), so the verdict's
+    first bad and last good are nightlies. Only where two nightlies or more have a result."""
+    groups: dict[str, list[tuple[tuple, str, ColumnTimeline]]] = {}
+    for timeline in timelines:
+        match = _NIGHTLY_COLUMN.match(timeline.column)
+        if match:
+            line = match["line"] + (match["rest"] or "")
+            groups.setdefault(line, []).append((version_sort_key(match["version"]), match["version"], timeline))
+    lines = []
+    for line, members in groups.items():
+        points = []
+        for _, version, timeline in sorted(members, key=lambda member: member[0]):
+            judged = [p for p in timeline.points if p.good or p.bad]
+            present = [p for p in timeline.points if p.code not in ("-", UNRECORDED_CODE)]
+            pick = (judged or present or [None])[-1]
+            if pick is not None:
+                points.append(dataclasses.replace(pick, build=pick.build or version))
+        if len(points) >= 2:
+            codes = "".join(p.code for p in points)
+            lines.append(ColumnTimeline(line + NIGHTLY_SUFFIX, tuple(points), judge(codes, [p.build for p in points])))
+    return lines
 
 
 def transposed(

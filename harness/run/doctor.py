@@ -105,6 +105,7 @@ class Report:
     verdicts: Mapping[str, Mapping[str, Verdict]]  # release -> variant -> verdict (every listed release)
     statuses: Mapping[str, Mapping[str, str]]  # release -> variant -> stable | experimental | legacy
     recommendation: Recommendation
+    notes: tuple[str, ...] = ()  # what the asked release cannot do here: this Python, this GPU generation
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -117,6 +118,7 @@ class Report:
                 for rid, variants in self.verdicts.items()
             },
             "recommendation": self.recommendation.to_dict(),
+            "notes": list(self.notes),
         }
 
 
@@ -130,6 +132,20 @@ def _sm(arch: str) -> tuple[int, int] | None:
     """sm_61 -> (6, 1), sm_100 -> (10, 0), sm_90a -> (9, 0)."""
     match = re.fullmatch(r"sm_(\d+)(\d)[a-z]?", arch)
     return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+# NVIDIA's GPU generations by their first compute capability (for the line a person reads).
+_GENERATIONS: Final = (
+    ((5, 0), "Maxwell"), ((6, 0), "Pascal"), ((7, 0), "Volta"), ((7, 5), "Turing"), ((8, 0), "Ampere"),
+    ((8, 9), "Ada"), ((9, 0), "Hopper"), ((10, 0), "Blackwell"),
+)  # fmt: skip
+
+
+def generation(arch: str) -> str:
+    """sm_60 -> Pascal, sm_75 -> Turing; "" for what is not an sm_XY or older than Maxwell."""
+    sm = _sm(arch)
+    names = [name for first, name in _GENERATIONS if sm is not None and sm >= first]
+    return names[-1] if names else ""
 
 
 def cuda_arch_fit(gpu_arch: str, archs: Sequence[str]) -> Fit:
@@ -276,9 +292,12 @@ def judge(backend: Backend, host: Host, archs: Sequence[str] | None = None) -> V
 
 # -- the recommendation ------------------------------------------------------------------------------
 def pip_line(python: str, registry: Registry, release: Release, variant: str, version: str = "") -> str:
-    """The install line: plain PyPI when the variant is the release's PyPI default, else its index."""
+    """The install line: plain PyPI when the variant is the release's PyPI default, else its index (the
+    test channel's for a release that has only candidates)."""
     args = [python, "-m", "pip", "install", f"torch=={version or release.latest}"]
-    if variant != release.pypi_default:
+    if not release.final:
+        args += ["--index-url", registry.backend(variant).index("test")]
+    elif variant != release.pypi_default:
         args += ["--index-url", registry.backend(variant).wheel_index]
     return shlex.join(args)
 
@@ -473,6 +492,47 @@ def resolve_release(registry: Registry, asked: str | None) -> tuple[Release, str
     return release, (parsed.base if len(parsed.release) >= 3 else release.latest)
 
 
+def newest_for_python(registry: Registry, python_version: str) -> Release | None:
+    """The newest final release with wheels for this CPython (3.10 -> 2.14), if the registry says."""
+    fits = [r for r in registry.final_releases if r.ships_python(python_version)]
+    return fits[-1] if fits else None
+
+
+def release_notes(registry: Registry, host: Host, release: Release, python_version: str = "") -> list[str]:
+    """What the release cannot do on this host, in a person's words: no wheel for this Python, no
+    torch.compile on it, a GPU generation none of its CUDA wheels is compiled for."""
+    notes: list[str] = []
+    if python_version and release.ships_python(python_version) is False:
+        shipped = ", ".join(release.python)
+        older = newest_for_python(registry, python_version)
+        then = f"; the newest torch for it is {older.latest}" if older else ""
+        notes.append(f"this Python {python_version} has no torch {release.id} wheel (it ships {shipped}){then}")
+    if python_version in release.no_compile_python:
+        notes.append(f"torch {release.id} refuses torch.compile on this Python {python_version}")
+    archs = [release.archs_of(registry.backend(v)) for v in release.builds if registry.backend(v).build == "cuda"]
+    floors = [a[0] for a in archs if a and _sm(a[0])]
+    if floors:
+        floor = min(floors, key=lambda a: _sm(a) or (0, 0))
+        for gpu in host.visible("nvidia"):
+            sm = _sm(gpu.arch)
+            if sm is not None and sm < (_sm(floor) or sm):
+                name = generation(gpu.arch) or gpu.arch
+                notes.append(
+                    f"{name} is not supported by any {release.id} CUDA wheel: GPU {gpu.index} ({gpu.name}, "
+                    f"{gpu.arch}); they start at {floor} ({generation(floor)})"
+                )
+    return list(dict.fromkeys(notes))
+
+
+def _verdicts(registry: Registry, host: Host, release: Release) -> dict[str, Verdict]:
+    """Each variant of a release judged; a CUDA variant on the architectures of this release's wheels."""
+    out = {}
+    for variant in release.builds:
+        backend = registry.backend(variant)
+        out[variant] = judge(backend, host, release.archs_of(backend) if backend.build == "cuda" else None)
+    return out
+
+
 def make_report(
     host: Host,
     torch: InstalledTorch | None,
@@ -480,13 +540,20 @@ def make_report(
     python: str,
     registry: Registry | None = None,
     asked: str | None = None,
+    python_version: str = "",
 ) -> Report:
-    """Every listed release's variants judged on this host, the installed torch judged, one recommendation."""
+    """Every listed release's variants judged on this host, the installed torch judged, one recommendation.
+    Without --torch, an interpreter the current release has no wheel for is given the newest release
+    that has one (and a note says why)."""
     registry = registry or load_registry()
+    python_version = python_version or (torch.python_version if torch else "")
     release, version = resolve_release(registry, asked)
-    verdicts = {
-        rid: {v: judge(registry.backend(v), host) for v in rel.builds} for rid, rel in registry.releases.items()
-    }
+    notes = release_notes(registry, host, release, python_version)
+    older = newest_for_python(registry, python_version) if python_version else None
+    if not asked and release.ships_python(python_version) is False and older is not None:
+        release, version = older, older.latest
+        notes += release_notes(registry, host, release, python_version)
+    verdicts = {rid: _verdicts(registry, host, rel) for rid, rel in registry.releases.items()}
     return Report(
         host=host,
         torch=torch,
@@ -496,6 +563,7 @@ def make_report(
         verdicts=verdicts,
         statuses={rid: dict(rel.builds) for rid, rel in registry.releases.items()},
         recommendation=recommend(registry, host, release, verdicts, python=python, version=version),
+        notes=tuple(dict.fromkeys(notes)),
     )
 
 

@@ -37,7 +37,7 @@ from harness.cell import (
 )
 from harness.errors import InfrastructureError, InterruptedRunError
 from harness.probe import Probe
-from harness.registry import Backend, backend_for_probe, get_backend
+from harness.registry import Backend, backend_for_probe, get_backend, load_registry
 from harness.run.exits import Terminated, exit_info, sigterm_as_exception, status_for
 from harness.run.health import CPU_ONLY, cpu_only_reason, health_check_problem, health_problems, preflight, probe
 from harness.run.launcher import Launcher, NativeLauncher
@@ -70,6 +70,7 @@ class RunOptions:
     cpu_only: bool | None = None
     tests: tuple[str, ...] = ()  # only these node ids (relative to the suites dir); empty: all
     features_file: Path | None = None  # the features' titles and claims; default: <suites>/features.toml
+    channel: str | None = None  # release | test | nightly; None: what the probed torch version implies
 
     def __post_init__(self) -> None:
         if isinstance(self.backend, str):
@@ -265,6 +266,14 @@ def _gate(
     return problems
 
 
+def _channel(opts: RunOptions, env_probe: Probe | None) -> str | None:
+    """The channel the column records: the one asked for, else what its torch version implies."""
+    if opts.channel:
+        return opts.channel
+    version = env_probe.torch_version if env_probe else None
+    return load_registry().channel_of(version) if version else None
+
+
 def _run(
     opts: RunOptions,
     backend: Backend,
@@ -280,7 +289,7 @@ def _run(
         base_env = run_env(launcher, backend, extra_env=opts.env, workers=1, env_probe=None, **settings)
         fresh, problem = probe(launcher, base_env, backend)
         env_probe = fresh or env_probe
-        manifest = _update(cell, manifest, environment=env_probe)
+        manifest = _update(cell, manifest, environment=env_probe, channel=_channel(opts, env_probe))
         if fresh is None:
             log.write(f"health gate: {problem}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=problem)

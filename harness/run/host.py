@@ -134,6 +134,7 @@ class InstalledTorch:
     arch_list: tuple[str, ...] = ()  # what the wheel was compiled for: sm_75 ... / gfx942 ... / pvc ...
     devices: int | None = None  # the GPUs torch itself counts (None: not asked, or a CPU build)
     error: str = ""  # one line
+    python_version: str = ""  # the interpreter's CPython: 3.11, or 3.14t for a free-threaded build
 
     @property
     def facts(self) -> TorchFacts | None:
@@ -160,6 +161,7 @@ class InstalledTorch:
             "arch_list": list(self.arch_list),
             "devices": self.devices,
             "error": self.error,
+            "python_version": self.python_version,
         }
 
 
@@ -570,8 +572,10 @@ def detect_host(root: Path = Path("/"), env: Mapping[str, str] | None = None, ru
 # Runs in the interpreter asked about. Only calls that cannot raise on a CPU-only build, each guarded:
 # get_arch_list() is empty when no device is usable, so the compiled flags are read directly too.
 CHILD_CODE: Final = f"""
-import json, sys
+import json, sys, sysconfig
 out = {{}}
+python_version = "%d.%d%s" % (sys.version_info[0], sys.version_info[1],
+                              "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
 try:
     import torch
 except ModuleNotFoundError as err:
@@ -605,6 +609,7 @@ else:
             out["devices"] = torch.xpu.device_count() if torch.xpu.is_available() else 0
     except Exception:
         pass
+out["python_version"] = python_version
 print({CHILD_MARK!r} + json.dumps(out))
 """
 
@@ -641,4 +646,5 @@ def inspect_torch(python: str, env: Mapping[str, str] | None = None, run: Runner
         arch_list=tuple(str(a) for a in data.get("arch_list") or ()),
         devices=devices if isinstance(devices, int) else None,
         error=_one_line(str(data.get("error") or "")),
+        python_version=str(data.get("python_version") or ""),
     )

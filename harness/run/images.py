@@ -188,9 +188,11 @@ def build_spec(
     wheelhouse: str | Path | None = None,
     ca_bundle: str | Path | None = None,
     network: str | None = None,
+    channel: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> BuildSpec:
-    """The spec for a backend: explicit values, else HARNESS_* environment variables, else the registry."""
+    """The spec for a backend: explicit values, else HARNESS_* environment variables, else the registry.
+    The torch index is the channel's (release, test or nightly; by default what the version implies)."""
     env = os.environ if env is None else env
     backend = backend_id if isinstance(backend_id, Backend) else get_backend(backend_id)
     folder = _wheelhouse(wheelhouse or env.get(ENV_WHEELHOUSE))
@@ -198,8 +200,9 @@ def build_spec(
     if torch:
         _refuse_unshipped(backend, torch)
     else:
-        torch = f"torch=={load_registry().default_torch(backend.id)}"
-    index = index_url or env.get(ENV_INDEX_URL) or backend.wheel_index
+        torch = f"torch=={default_torch(backend, channel)}"
+    channel = torch_channel(torch, channel)
+    index = index_url or env.get(ENV_INDEX_URL) or backend.index(channel)
     package_index = package_index_url or env.get(ENV_PACKAGE_INDEX_URL) or ""
     return BuildSpec(
         backend=backend,
@@ -214,6 +217,36 @@ def build_spec(
     )
 
 
+def _pinned_version(torch: str) -> str | None:
+    """2.16.0.dev20261130 of `torch==2.16.0.dev20261130` (or of the bare version); None for a range."""
+    match = re.fullmatch(r"(?:torch\s*===?\s*)?([0-9][^\s,;+]*)(\+[\w.]+)?", torch.strip())
+    return match.group(1) if match else None
+
+
+def default_torch(backend: Backend, channel: str | None) -> str:
+    """The torch an image pins when none is given: the newest final release that ships the variant;
+    on the test channel the release in candidates. A nightly has no default: it is named by its date."""
+    registry = load_registry()
+    if channel == "nightly":
+        raise UsageError(
+            "a nightly image names its nightly: --torch <release>.devYYYYMMDD", hint="e.g. --torch 2.16.0.dev20261130"
+        )
+    if channel == "test":
+        candidates = [r for r in registry.releases.values() if not r.final and r.ships(backend.id)]
+        if candidates:
+            return candidates[-1].latest
+    return registry.default_torch(backend.id)
+
+
+def torch_channel(torch: str, asked: str | None) -> str:
+    """The channel of the torch asked for: the asked one, else what a pinned version implies
+    (.devYYYYMMDD: nightly; rcN or a release only in candidates: test), else release."""
+    if asked:
+        return asked
+    version = _pinned_version(torch)
+    return load_registry().channel_of(version) if version else "release"
+
+
 def wheelhouse_torch(folder: Path) -> str | None:
     """The torch a wheelhouse holds (`2.13.0` of torch-2.13.0-cp311-...whl), when it holds one
     version: without --torch, a wheelhouse build installs what it was made with, not the registry's
@@ -226,8 +259,8 @@ def _refuse_unshipped(backend: Backend, torch: str) -> None:
     """A pinned torch whose release upstream does not build for this variant cannot install: say so
     before a build fails in pip (a variant or release the registry does not list is let through)."""
     registry = load_registry()
-    version = re.fullmatch(r"(?:torch\s*===?\s*)?([0-9][^\s,;+]*)", torch.strip())
-    release = registry.release_of(version.group(1)) if version else None
+    version = _pinned_version(torch)
+    release = registry.release_of(version) if version else None
     if release is not None and backend.listed and not release.ships(backend.id):
         shipped = ", ".join(sorted(release.builds, key=registry.variant_order))
         raise UsageError(

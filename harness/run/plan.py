@@ -7,6 +7,14 @@ newest patch release. With a single version a cell's id is the variant id, so a 
 id from run to run (the nightly's `cu132` column stays `cu132` across a torch upgrade, and
 `harness diff` pairs it with the baseline's column to show what the upgrade changed). With several
 versions in one plan the ids must differ, so each carries its version: `cu130-2.13.0`, `cu130-2.14.1`.
+
+Each cell names its channel and the wheel index it installs from: `release` (/whl/<variant>), `test`
+(release candidates, /whl/test/<variant>) or `nightly` (/whl/nightly/<variant>). A `.devYYYYMMDD`
+version is a nightly, an `rcN` (or any version of a release the registry lists on the test channel)
+a candidate; `--channel` says so explicitly. A nightly cell always carries its version, so each
+night is a column of its own (`cu130-2.16.0.dev20261130`) and the history across nightlies can
+name the first bad one. A release the registry does not list is refused unless the channel is
+nightly or test (then the newest listed release's builds are planned, and a note says so).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from harness.errors import UsageError
-from harness.registry import FAMILIES, Registry, Release, load_registry
+from harness.registry import CHANNELS, FAMILIES, Registry, Release, load_registry
 from harness.torch_build import parse_version
 
 IMAGE_REPOSITORY: Final = "torch-compat"
@@ -42,6 +50,8 @@ class PlannedCell:
     torch: str
     release: str = ""  # the release series (2.15), or "" when the registry does not list it
     status: str = ""  # stable | experimental | legacy, as upstream ships the build for that release
+    channel: str = "release"  # release | test | nightly: where its torch comes from
+    index: str = ""  # the wheel index of that channel
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -78,8 +88,9 @@ def parse_torch_versions(values: str | Iterable[str] | None) -> tuple[str, ...]:
 
 
 def cell_id_for(backend_id: str, torch: str, several_versions: bool) -> str:
-    """The backend id; `<backend>-<version>` when the plan holds several versions."""
-    cell_id = f"{backend_id}-{torch}" if several_versions else backend_id
+    """The backend id; `<backend>-<version>` when the plan holds several versions (or the version is a
+    nightly, named by its date)."""
+    cell_id = f"{backend_id}-{torch}" if several_versions or ".dev" in torch else backend_id
     if not _CELL_ID_RE.match(cell_id):
         raise UsageError(f"cell id {cell_id!r} is not a valid cell id (letters, digits, '.', '_', '-'; <= 128)")
     return cell_id
@@ -98,11 +109,42 @@ def _minor(version: str) -> str:
     return parsed.minor if parsed else version
 
 
-def _release_for(registry: Registry, version: str, notes: list[str]) -> Release:
+def channel_for(registry: Registry, version: str, asked: str | None) -> str:
+    """The channel of one version: what the version implies, or the asked one when they agree."""
+    implied = registry.channel_of(version)
+    if asked is None:
+        return implied
+    if asked not in CHANNELS:
+        raise UsageError(f"--channel {asked!r} is not a channel", hint=f"one of {', '.join(CHANNELS)}")
+    if (asked == "nightly") != (implied == "nightly"):
+        raise UsageError(
+            f"--torch {version} is not a {asked} version"
+            if asked == "nightly"
+            else f"--torch {version} is a nightly: its channel is nightly, not {asked}",
+            hint="a nightly's version ends in .devYYYYMMDD, e.g. 2.16.0.dev20261130",
+        )
+    if asked == "release" and parse_version(version).pre:  # type: ignore[union-attr]
+        raise UsageError(f"--torch {version} is a release candidate: its channel is test, not release")
+    return asked
+
+
+def _release_for(registry: Registry, version: str, channel: str, notes: list[str]) -> Release:
     release = registry.release_of(version)
     if release is not None:
+        if channel == "release" and not release.final:
+            notes.append(
+                f"the registry lists torch {release.id} on the test channel (planned {release.planned}): "
+                "planned from the release channel as asked"
+            )
         return release
-    newest = registry.current
+    if channel == "release":
+        known = ", ".join(registry.releases)
+        raise UsageError(
+            f"torch {version} is of a release the registry does not know (it lists {known})",
+            hint=f'add [releases."{_minor(version)}"] to harness/backends.toml (harness upstream --write proposes it), '
+            "or pass --channel nightly or --channel test for a release still in the making",
+        )
+    newest = list(registry.releases.values())[-1]
     notes.append(
         f"torch {version} is of a release the registry does not list: planned with the builds of "
         f'{newest.id} (add [releases."{_minor(version)}"] to harness/backends.toml)'
@@ -110,16 +152,34 @@ def _release_for(registry: Registry, version: str, notes: list[str]) -> Release:
     return newest
 
 
-def make_plan(backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None) -> Plan:
+def _default_versions(registry: Registry, channel: str | None) -> tuple[str, ...]:
+    """No --torch: the current release's newest; with --channel test, the release in candidates."""
+    if channel == "nightly":
+        raise UsageError(
+            "a nightly plan names its nightly: --torch <release>.devYYYYMMDD", hint="e.g. --torch 2.16.0.dev20261130"
+        )
+    if channel == "test":
+        candidates = [r for r in registry.releases.values() if not r.final]
+        if not candidates:
+            raise UsageError("no release is on the test channel in the registry", hint="give --torch VERSION")
+        return (candidates[-1].latest,)
+    return (registry.current.latest,)
+
+
+def make_plan(
+    backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None, channel: str | None = None
+) -> Plan:
     """Cells for the selected variants or families (all that each release ships, when none are named)
-    x torch versions (the current release's newest patch release when none are given)."""
+    x torch versions (the current release's newest patch release when none are given), each from
+    its channel's index (implied by the version, or `channel`)."""
     registry = load_registry()
-    versions = parse_torch_versions(torch) or (registry.current.latest,)
+    versions = parse_torch_versions(torch) or _default_versions(registry, channel)
     several = len(versions) > 1
     notes: list[str] = []
     cells: list[PlannedCell] = []
     for version in versions:
-        release = _release_for(registry, version, notes)
+        chan = channel_for(registry, version, channel)
+        release = _release_for(registry, version, chan, notes)
         chosen = registry.select(backends, release)
         for selector in backends or ():
             backend = None if selector in FAMILIES else registry.get(selector)
@@ -138,6 +198,8 @@ def make_plan(backends: Sequence[str] | None = None, torch: str | Iterable[str] 
                     torch=version,
                     release=release.id if registry.release_of(version) else "",
                     status=release.status(backend.id) or "",
+                    channel=chan,
+                    index=backend.index(chan),
                 )
             )
     # Variants first, then versions: a backend's builds sit side by side, oldest release first.
@@ -150,9 +212,11 @@ def make_plan(backends: Sequence[str] | None = None, torch: str | Iterable[str] 
     return Plan(tuple(cells), tuple(notes))
 
 
-def plan_cells(backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None) -> list[PlannedCell]:
+def plan_cells(
+    backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None, channel: str | None = None
+) -> list[PlannedCell]:
     """make_plan's cells."""
-    return list(make_plan(backends, torch).cells)
+    return list(make_plan(backends, torch, channel).cells)
 
 
 def github_matrix(cells: Sequence[PlannedCell]) -> str:
@@ -161,13 +225,14 @@ def github_matrix(cells: Sequence[PlannedCell]) -> str:
 
 
 def table(cells: Sequence[PlannedCell]) -> str:
-    headers = ("cell", "backend", "torch", "status", "image", "runner labels", "self-hosted")
+    headers = ("cell", "backend", "torch", "status", "channel", "image", "runner labels", "self-hosted")
     rows = [
         (
             c.cell_id,
             c.display_name,
             c.torch or "(image default)",
             c.status or "?",
+            c.channel,
             c.image,
             ",".join(c.runner_labels),
             "yes" if c.self_hosted else "no",

@@ -226,11 +226,17 @@ def make_wheelhouse(
     glibc: str | None = None,
     index_url: str | None = None,
     package_index_url: str | None = None,
+    channel: str | None = None,
     progress: Callable[[str], None] = print,
 ) -> Wheelhouse:
     backend = get_backend(backend_id)
     spec = images.build_spec(
-        backend_id, torch=torch, base_image=base_image, index_url=index_url, package_index_url=package_index_url
+        backend_id,
+        torch=torch,
+        base_image=base_image,
+        index_url=index_url,
+        package_index_url=package_index_url,
+        channel=channel,
     )
     target = target_for(spec.base_image, python, glibc)
     dest.mkdir(parents=True, exist_ok=True)
@@ -271,7 +277,7 @@ def make_wheelhouse(
             )
         raise InfrastructureError(
             f"{torch_wheels[-1].name} is not the {backend.id} build: {'; '.join(wrong)}; {cleaned}",
-            hint=f"download from the backend's index ({backend.wheel_index}) or a mirror of it",
+            hint=f"download from the backend's index ({spec.index_url}) or a mirror of it",
         )
     wheels = sorted(dest.glob("*.whl"))
     return Wheelhouse(dest, len(wheels), sum(w.stat().st_size for w in wheels), facts)

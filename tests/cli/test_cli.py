@@ -55,12 +55,18 @@ def test_backends_table_lists_the_registry():
     ):
         assert token in done.stdout
     release = next(line for line in done.stdout.splitlines() if line.startswith("2.15 (current)"))
-    assert "cu132" in done.stdout.split("RELEASE")[1].splitlines()[0] and "stable" in release
+    header = next(line for line in done.stdout.splitlines() if line.startswith("RELEASE "))
+    assert "cu132" in header and "stable" in release
     as_json = json.loads(harness("backends", "--format", "json").stdout)
     assert as_json["variants"]["cu132"]["wheel_index"].endswith("/cu132")
     assert (
         as_json["releases"]["2.15"]["pypi_default"] == "cu132" and "cu126" not in as_json["releases"]["2.15"]["builds"]
     )
+    # 2.16 is listed, on the test channel, with its planned date and the nightlies' cu134
+    r216 = next(line for line in done.stdout.splitlines() if line.startswith("2.16 "))
+    assert "test" in r216.split() and "planned 2026-12-22" in r216 and "experimental" in r216
+    assert release.split()[3:6] == ["release", "2026-10-28", "3.11-3.15+3.14t,3.15t"]
+    assert as_json["releases"]["2.16"]["channel"] == "test" and as_json["releases"]["2.16"]["builds"]["cu134"]
 
 
 @pytest.mark.slow  # runs the harness CLI in a subprocess

@@ -272,3 +272,12 @@ def test_an_unreadable_manifest_names_its_path_once(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         cell.read_manifest(tmp_path / "manifest.json")
     assert str(error.value) == f"{tmp_path / 'manifest.json'}: cannot read: Is a directory"
+
+
+def test_a_manifest_records_its_channel_and_ignores_a_made_up_one() -> None:
+    from harness.cell import Manifest
+
+    base = {"cell_id": "cu130-2.16.0.dev20261130", "backend": "cu130", "run_id": "r1"}
+    assert Manifest.from_json({**base, "channel": "nightly"}).to_json()["channel"] == "nightly"
+    assert Manifest.from_json({**base, "channel": "beta"}).channel is None
+    assert "channel" not in Manifest.from_json(base).to_json()

@@ -220,3 +220,11 @@ def test_trim_keeps_the_head_and_most_of_the_tail_of_a_long_text() -> None:
     cut = trim(text, 200)
     assert cut is not None and cut.startswith("H" * 50 + "\n") and cut.endswith("\n" + "T" * 150)
     assert "[200 characters trimmed; full text in the cell's files]" in cut
+
+
+def test_a_column_records_its_channel_and_an_old_matrix_has_none() -> None:
+    nightly = _column(id="cu130-2.16.0.dev20261130", channel="nightly")
+    data = nightly.to_json()
+    assert data["channel"] == "nightly" and Column.from_json(data).channel == "nightly"
+    old = _column().to_json()
+    assert "channel" not in old and Column.from_json(old).channel is None

@@ -70,7 +70,8 @@ def test_releases_say_what_upstream_ships():
     assert registry.current.id == "2.15" and registry.current.pypi_default == "cu132"
     assert registry.ships("2.15.0", "cu132") and not registry.ships("2.15.0", "cu126")
     assert registry.ships("2.13.0+cpu", "rocm7.2") and not registry.ships("2.13.0", "rocm7.14")
-    assert registry.ships("2.16.0.dev20261201", "cpu") is None  # a release the file does not list
+    assert registry.ships("2.17.0.dev20270301", "cpu") is None  # a release the file does not list
+    assert registry.ships("2.16.0.dev20261201", "cu134") and not registry.ships("2.15.0", "cu134")
     assert registry.releases["2.13"].status("cu132") == "experimental"
     assert all(r.sources for r in registry.releases.values()), "every release says where its facts come from"
 
@@ -95,7 +96,7 @@ def test_missing_family_field_is_named():
         (lambda d: d["releases"]["2.15"].update(pypi_default="cu126"), "pypi_default must be one of"),
         (lambda d: d["releases"]["2.15"].update(latest="2.14.1"), "latest must be a 2.15.x version"),
         (lambda d: d["releases"].update({"2.15.0": d["releases"]["2.15"]}), "release series like"),
-        (lambda d: d.update(current="2.99"), "not a listed release"),
+        (lambda d: d.update(current="2.99"), "not a listed final release"),
         (lambda d: d.update(schema=1), "schema must be 2"),
     ],
 )
@@ -123,3 +124,69 @@ def test_malformed_registry_is_refused_with_the_table_named(edit, message):
 def test_any_build_gets_a_backend(probe, expected):
     found = backend_for_probe(probe)
     assert (found.id if found else None) == expected
+
+
+def test_channels_name_each_variants_index():
+    cu130 = get_backend("cu130")
+    assert cu130.index() == "https://download.pytorch.org/whl/cu130"
+    assert cu130.index("test") == "https://download.pytorch.org/whl/test/cu130"
+    assert cu130.index("nightly") == "https://download.pytorch.org/whl/nightly/cu130"
+    with pytest.raises(RegistryError, match="unknown channel 'beta'"):
+        cu130.index("beta")
+
+
+@pytest.mark.parametrize(
+    ("version", "channel"),
+    [
+        ("2.16.0.dev20261130", "nightly"),  # a .devYYYYMMDD is a nightly
+        ("2.16.0rc2", "test"),
+        ("2.16.0", "test"),  # 2.16 has only release candidates so far: they carry the final number
+        ("2.15.0", "release"),
+        ("2.15.0+cu132", "release"),
+    ],
+)
+def test_a_version_says_its_channel(version: str, channel: str):
+    assert load_registry().channel_of(version) == channel
+
+
+def test_2_16_is_on_the_test_channel_with_its_plan_and_sources():
+    registry = load_registry()
+    r216 = registry.releases["2.16"]
+    assert (r216.channel, r216.planned, r216.released, r216.final) == ("test", "2026-12-22", "", False)
+    assert r216.status("cu134") == "experimental" and r216.ships("rocm10.0") and not r216.ships("cu126")
+    assert any("196028" in s for s in r216.sources) and r216.unverified
+    assert registry.current.id == "2.15"  # the newest final release stays the default
+    assert registry.default_torch("cu134") == "2.15.0"  # never a candidate by default
+
+
+def test_every_final_release_has_its_date_pythons_and_cuda_floor():
+    registry = load_registry()
+    assert registry.releases["2.15"].released == "2026-10-28"
+    assert all(r.released for r in registry.final_releases)
+    r215, r214 = registry.releases["2.15"], registry.releases["2.14"]
+    assert r215.ships_python("3.15t") and not r215.ships_python("3.10")
+    assert r214.ships_python("3.10") and r214.ships_python("3.14t") and not r214.ships_python("3.15")
+    assert "3.15" in r214.no_compile_python and not r215.no_compile_python
+    assert r214.archs_of(get_backend("cu126"))[0] == "sm_50"
+    assert all(r215.archs_of(registry.backend(v))[0] == "sm_75" for v in r215.builds if v.startswith("cu"))
+    rocm10 = get_backend("rocm10.0")
+    assert rocm10.runtime_source == "index" and "gfx906" not in rocm10.archs and "gfx942" in rocm10.archs
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["releases"]["2.15"].pop("released"), "a final release needs its released date"),
+        (lambda d: d["releases"]["2.16"].update(released="2026-12-22"), "test channel has a planned date"),
+        (lambda d: d["releases"]["2.15"].update(channel="beta"), "channel must be 'release' or 'test'"),
+        (lambda d: d["releases"]["2.15"].update(python=["3.15free"]), "python versions are written 3.11"),
+        (lambda d: d["releases"]["2.15"].update(cuda_min_arch={"cu126": "sm_75"}), "cuda_min_arch maps CUDA"),
+        (lambda d: d.update(current="2.16"), "not a listed final release"),
+        (lambda d: d["variants"]["cu130"].update(runtime_index="https://x"), "runtime_index goes with"),
+    ],
+)
+def test_release_facts_are_validated(edit, message):
+    doc = copy.deepcopy(_doc())
+    edit(doc)
+    with pytest.raises(RegistryError, match=message):
+        parse_registry(doc)

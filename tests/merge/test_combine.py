@@ -410,3 +410,19 @@ def test_a_result_survives_the_trip_from_a_worker_with_every_field():
     defaults = TestResult(outcome=Outcome.PASSED)
     assert all(getattr(result, f.name) != getattr(defaults, f.name) for f in dataclasses.fields(TestResult))
     assert pickle.loads(pickle.dumps(result)) == result
+
+
+def test_columns_record_their_channel_and_a_planned_nightly_that_never_ran_keeps_it(tmp_path):
+    """A planned cell that sent nothing is NO DATA with the plan's channel; the committed real cells (no
+    channel in their manifests) get what their torch version implies; matrix.json validates."""
+    from tests.committed import cell_dirs
+
+    expected = [
+        {"cell_id": "cu130-2.16.0.dev20261130", "backend": "cu130", "torch": "2.16.0.dev20261130", "channel": "nightly"}
+    ]
+    matrix = merge_cell_dirs(cell_dirs(), expected, jobs=1)
+    channels = {c.id: (c.state.value, c.channel) for c in matrix.columns}
+    assert channels["cu130-2.16.0.dev20261130"] == ("no-data", "nightly")
+    assert channels["cpu-2.13.0"] == ("ok", "release")
+    write_matrix(matrix, tmp_path / "matrix.json")
+    assert load_matrix(tmp_path / "matrix.json").column("cu130-2.16.0.dev20261130").channel == "nightly"

@@ -102,3 +102,12 @@ def test_suites_and_features_off_the_defaults_are_named_in_the_rerun() -> None:
     )
     assert Planned.from_json(planned.to_json()) == planned
     assert "suites" not in Planned().to_json(), "the default suites are not written"
+
+
+def test_a_nightly_or_candidate_cell_reinstalls_from_its_channels_index() -> None:
+    nightly = _manifest(environment=Probe.from_json({"torch": {"version": "2.16.0.dev20261130+cu130"}}))
+    assert column_command(nightly).startswith(  # type: ignore[union-attr]
+        "python3 -m pip install torch==2.16.0.dev20261130+cu130 --index-url https://download.pytorch.org/whl/nightly/cu130"
+    )
+    candidate = _manifest(channel="test", environment=Probe.from_json({"torch": {"version": "2.16.0+cu130"}}))
+    assert "--index-url https://download.pytorch.org/whl/test/cu130 " in column_command(candidate)  # type: ignore[operator]

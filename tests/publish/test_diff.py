@@ -101,3 +101,31 @@ def test_unreadable_input_exits_4(tmp_path: Path, matrices, capsys) -> None:
     bad.write_text("{not json", encoding="utf-8")
     assert main(["diff", str(bad), str(matrices[1])]) == 4
     assert "not a readable matrix.json" in capsys.readouterr().err
+
+
+def test_a_release_candidate_stands_beside_the_previous_final_release_not_a_nightly() -> None:
+    """The committed cells' release line (2.13.0 → 2.14.1 → 2.15.0, all on the CPU), with 2.15.0's column
+    recast as 2.16's candidate (test channel) and a 2.16 nightly added: the candidate is compared with
+    2.14.1, the final release before it, and the nightly with the version before it."""
+    import dataclasses
+
+    from harness.publish.diff import channel_of, release_pairs
+    from tests.committed import releases_matrix
+
+    matrix = releases_matrix()
+    cpu, cu130, cu132 = matrix.columns
+    rc = dataclasses.replace(
+        cu132,
+        id="cu132-2.16.0",
+        channel="test",
+        environment=dataclasses.replace(cu132.environment, torch="2.16.0+cu132"),
+    )
+    nightly = dataclasses.replace(
+        cu132,
+        id="cu132-2.16.0.dev20261130",
+        channel=None,  # an older cell: the version says it is a nightly
+        environment=dataclasses.replace(cu132.environment, torch="2.16.0.dev20261130+cu132"),
+    )
+    recast = dataclasses.replace(matrix, columns=(cpu, cu130, nightly, rc))
+    assert [channel_of(c) for c in recast.columns] == ["release", "release", "nightly", "test"]
+    assert release_pairs(recast) == [(cpu.id, cu130.id), (cu130.id, nightly.id), (cu130.id, rc.id)]

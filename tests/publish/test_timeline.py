@@ -59,3 +59,22 @@ def test_transposed_follows_each_runs_own_test_list() -> None:
     assert codes == ["pp-", "ffx", "--k"] and durations == ["HH.", "HH1", "..2"]
     assert transposed(["a"], runs, results, "rocm") == (["???"], ["..."])
     assert is_quiet("ppsKx-?") and not is_quiet("pk") and not is_quiet("pf")
+
+
+def test_nightlies_read_as_one_line_that_names_the_first_bad_and_last_good_nightly() -> None:
+    """Each nightly is a column of its own (named by its date); the line across them, oldest nightly
+    first, says which nightly broke the test, even when the nightlies ran in one run or several."""
+    runs, results = _runs(
+        {"cu130-2.16.0.dev20261128": "pp", "cu130-2.16.0.dev20261129": "pp"},
+        {"cu130-2.16.0.dev20261130": "fp", "cu130-2.16.0.dev20261129": "pp"},
+        {"cu130-2.16.0.dev20261201": "fp", "cpu": "pp"},
+    )
+    timelines = {t.column: t for t in timelines_for("a", runs, results)}
+    line = timelines["cu130 nightlies"]
+    assert line.codes == "ppff" and [p.build for p in line.points] == [
+        "2.16.0.dev20261128", "2.16.0.dev20261129", "2.16.0.dev20261130", "2.16.0.dev20261201"
+    ]  # fmt: skip
+    assert line.points[line.verdict.first_bad].build == "2.16.0.dev20261130"
+    assert line.points[line.verdict.last_good].build == "2.16.0.dev20261129"
+    assert "cpu nightlies" not in timelines and "cu130-2.16.0.dev20261130" in timelines
+    assert "cu130 nightlies" not in {t.column for t in timelines_for("a", runs[2:], results[2:])}  # one nightly

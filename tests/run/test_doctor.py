@@ -262,9 +262,9 @@ def test_mi300x_from_sysfs_alone(fake: FakeHost) -> None:
         rec.summary
         == "torch 2.15.0 from the rocm7.14 index: GPU 0 (AMD Instinct MI300X, gfx942): gfx942 is one of its targets"
     )
-    # rocm10.0 has no gfx list in the registry: offered as unchecked, never recommended
-    assert report.verdicts["2.15"]["rocm10.0"].fit is Fit.UNKNOWN
-    assert rec.alternatives[0].startswith("may run, unchecked (rocm10.0, experimental")
+    # rocm10.0 targets gfx942 too (gfx900/gfx906 are gone), but stable rocm7.14 is recommended before it
+    assert report.verdicts["2.15"]["rocm10.0"].fit is Fit.YES
+    assert not any("rocm10.0" in alt for alt in rec.alternatives)
 
 
 def test_visible_devices_doctor_cannot_resolve_hide_nothing(fake: FakeHost) -> None:
@@ -504,5 +504,39 @@ def test_cli_refuses_an_unknown_release_in_one_line(fake, monkeypatch, capsys) -
     assert (code, out) == (2, "")
     assert err == (
         "harness: error: --torch 2.9: not a listed release "
-        "(one of 2.12, 2.13, 2.14, 2.15, or a version such as 2.14.1)\n"
+        "(one of 2.12, 2.13, 2.14, 2.15, 2.16, or a version such as 2.14.1)\n"
     )
+
+
+def test_a_python_the_current_release_has_no_wheel_for_gets_the_newest_release_that_has(fake: FakeHost) -> None:
+    fake.nvidia("580.95.05", [("NVIDIA H100 80GB HBM3", "9.0", "0000:18:00.0")])
+    report = fake.report(fake.python({"state": "absent", "python_version": "3.10"}))
+    assert report.torch is not None and report.torch.python_version == "3.10"
+    assert report.notes[0] == (
+        "this Python 3.10 has no torch 2.15 wheel (it ships 3.11, 3.12, 3.13, 3.14, 3.15, 3.14t, 3.15t); "
+        "the newest torch for it is 2.14.1"
+    )
+    assert report.release == "2.14" and report.recommendation.command == "python -m pip install torch==2.14.1"
+    asked = fake.report(fake.python({"state": "absent", "python_version": "3.10"}), asked="2.15")
+    assert asked.release == "2.15" and "this Python 3.10 has no torch 2.15 wheel" in asked.notes[0]
+    fine = fake.report(fake.python({"state": "absent", "python_version": "3.11"}))
+    assert fine.release == "2.15" and not fine.notes
+
+
+def test_torch_compile_on_python_3_15_is_refused_before_2_15_and_free_threading_counts(fake: FakeHost) -> None:
+    report = fake.report(fake.python({"state": "absent", "python_version": "3.15"}), asked="2.14")
+    assert "torch 2.14 refuses torch.compile on this Python 3.15" in report.notes
+    assert "this Python 3.15 has no torch 2.14 wheel" in report.notes[0]
+    free = fake.report(fake.python({"state": "absent", "python_version": "3.15t"}))
+    assert free.release == "2.15" and not free.notes  # 2.15 ships cp315t and compiles on 3.15
+
+
+def test_pascal_is_told_no_cuda_wheel_of_the_release_supports_it(fake: FakeHost) -> None:
+    fake.nvidia("580.95.05", [("Tesla P100-PCIE-16GB", "6.0", "0000:3b:00.0")])
+    assert fake.report().notes == (
+        "Pascal is not supported by any 2.15 CUDA wheel: GPU 0 (Tesla P100-PCIE-16GB, sm_60); "
+        "they start at sm_75 (Turing)",
+    )
+    assert fake.report(asked="2.14").notes == ()  # 2.14's cu126 still covers sm_60
+    fake.nvidia("580.95.05", [("Tesla T4", "7.5", "0000:3b:00.0")])
+    assert fake.report().notes == ()

@@ -65,7 +65,21 @@ def test_a_variant_defaults_to_the_newest_release_that_ships_it() -> None:
 def test_a_pinned_release_that_does_not_ship_the_variant_is_refused() -> None:
     with pytest.raises(UsageError, match=r"torch 2.15 is not shipped as cu126.*--torch 2.14.1"):
         images.build_spec("cu126", torch="2.15.0", env={})
-    assert images.build_spec("cu134", torch="2.16.0", env={})  # a release the registry does not list: let through
+    assert images.build_spec("cu134", torch="2.17.0", env={})  # a release the registry does not list: let through
+
+
+def test_the_channel_picks_the_index_and_a_nightly_is_named_by_its_date() -> None:
+    nightly = images.build_spec("cu134", torch="2.16.0.dev20261130", env={})
+    assert nightly.index_url == "https://download.pytorch.org/whl/nightly/cu134"  # the version implies it
+    assert images.common_buildargs(nightly)["TORCH_VERSION"] == "2.16.0.dev20261130+cu134"
+    candidate = images.build_spec("cu130", channel="test", env={})
+    assert (candidate.torch, candidate.index_url) == ("torch==2.16.0", "https://download.pytorch.org/whl/test/cu130")
+    assert images.build_spec("cu130", torch="2.15.0", env={}).index_url == "https://download.pytorch.org/whl/cu130"
+    with pytest.raises(UsageError, match="a nightly image names its nightly"):
+        images.build_spec("cu130", channel="nightly", env={})
+    # an explicit index (a mirror) still wins over the channel's
+    mirror = images.build_spec("cu130", channel="test", index_url="https://mirror.example/test/cu130", env={})
+    assert mirror.index_url == "https://mirror.example/test/cu130"
 
 
 def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:

@@ -98,10 +98,58 @@ def test_a_named_build_a_release_does_not_ship_is_left_out_and_said(capsys) -> N
     assert "the plan is empty" in capsys.readouterr().err
 
 
-def test_a_release_the_registry_does_not_list_takes_the_newest_builds(capsys) -> None:
-    assert main(["plan", "--torch", "2.16.0.dev20261201", "--backend", "cpu"]) == 0
+def test_a_nightly_of_a_release_the_registry_does_not_list_takes_the_newest_builds(capsys) -> None:
+    assert main(["plan", "--torch", "2.17.0.dev20270301", "--backend", "cpu"]) == 0
     captured = capsys.readouterr()
-    assert "cpu" in captured.out and "does not list" in captured.err and '[releases."2.16"]' in captured.err
+    assert "cpu-2.17.0.dev20270301" in captured.out and "nightly" in captured.out
+    assert "does not list" in captured.err and '[releases."2.17"]' in captured.err
+
+
+def test_a_release_the_registry_does_not_know_is_refused_unless_the_channel_says_otherwise(capsys) -> None:
+    assert main(["plan", "--torch", "9.9.9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "torch 9.9.9 is of a release the registry does not know" in err
+    assert "--channel nightly or --channel test" in err
+    assert main(["plan", "--torch", "9.9.9", "--channel", "test", "--backend", "cpu"]) == 0
+    captured = capsys.readouterr()
+    assert "https://download.pytorch.org/whl/test/cpu" in json.dumps(
+        [c.to_json() for c in plan_cells(["cpu"], "9.9.9", "test")]
+    )
+    assert "does not list" in captured.err
+
+
+def test_a_nightly_version_plans_nightly_indexes_named_by_date(capsys) -> None:
+    assert main(["plan", "--torch", "2.16.0.dev20261130", "--format", "github"]) == 0
+    cells = json.loads(capsys.readouterr().out)["include"]
+    assert {c["channel"] for c in cells} == {"nightly"}
+    assert all(c["index"] == f"https://download.pytorch.org/whl/nightly/{c['backend']}" for c in cells)
+    assert all(c["cell_id"] == f"{c['backend']}-2.16.0.dev20261130" for c in cells)
+    assert {"cu134", "rocm10.0"} <= {c["backend"] for c in cells} and {c["release"] for c in cells} == {"2.16"}
+
+
+def test_the_test_channel_plans_release_candidates_from_the_test_indexes(capsys) -> None:
+    assert main(["plan", "--channel", "test", "--format", "github"]) == 0
+    cells = json.loads(capsys.readouterr().out)["include"]
+    assert {(c["torch"], c["channel"]) for c in cells} == {("2.16.0", "test")}
+    assert all(c["index"] == f"https://download.pytorch.org/whl/test/{c['backend']}" for c in cells)
+    assert [c.channel for c in plan_cells(["cpu"], "2.16.0rc1")] == ["test"]
+    # the release channel stays the default of a final release
+    assert [c.index for c in plan_cells(["cu130"], "2.15.0")] == ["https://download.pytorch.org/whl/cu130"]
+
+
+@pytest.mark.parametrize(
+    ("torch", "channel", "message"),
+    [
+        ("2.15.0", "nightly", "is not a nightly version"),
+        ("2.16.0.dev20261130", "test", "is a nightly: its channel is nightly, not test"),
+        ("2.16.0rc1", "release", "is a release candidate"),
+        ("", "nightly", "a nightly plan names its nightly"),
+    ],
+)
+def test_a_channel_that_contradicts_the_version_is_refused(torch: str, channel: str, message: str, capsys) -> None:
+    assert main(["plan", "--channel", channel, *(["--torch", torch] if torch else [])]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
 
 
 def test_table_shows_the_torch_version_of_each_cell(capsys) -> None:
