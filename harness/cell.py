@@ -285,6 +285,30 @@ class ExitInfo:
 
 
 @dataclass(frozen=True, kw_only=True)
+class FeatureGroup:
+    """A later claim about part of a feature: the tests whose node id matches `match` (* and ? are
+    wildcards, everything else literal) arrived in `since`."""
+
+    match: str
+    since: str | None = None
+    claim: str | None = None
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {n: v for n in ("match", "since", "claim", "source") if (v := getattr(self, n)) is not None}
+
+    @classmethod
+    def from_json(cls, data: Any) -> FeatureGroup | None:
+        data = _map(data)
+        match = _str(data.get("match"))
+        if match is None:
+            return None
+        return cls(
+            match=match, since=_str(data.get("since")), claim=_str(data.get("claim")), source=_str(data.get("source"))
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class FeatureInfo:
     """A feature row's metadata as the suites' features.toml (or a feature map) states it."""
 
@@ -294,17 +318,30 @@ class FeatureInfo:
     scope: str | None = None  # "host": shown, never scored
     source: str | None = None  # where the claim comes from (a release note or PR)
     apis: tuple[str, ...] = ()  # the public APIs its tests exercise, full dotted names
+    devices: tuple[str, ...] = ()  # the device families whose builds have it (cuda, rocm, xpu...); empty: every one
+    groups: tuple[FeatureGroup, ...] = ()  # later claims about parts of it
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {n: v for n in _FEATURE_TEXT if (v := getattr(self, n)) is not None}
         if self.apis:
             data["apis"] = list(self.apis)
+        if self.devices:
+            data["devices"] = list(self.devices)
+        if self.groups:
+            data["groups"] = [g.to_json() for g in self.groups]
         return data
 
     @classmethod
     def from_json(cls, data: Any) -> FeatureInfo:
         data = _map(data)
-        return cls(**{name: _str(data.get(name)) for name in _FEATURE_TEXT}, apis=_strs(data.get("apis")))
+        groups = data.get("groups")
+        found = (FeatureGroup.from_json(g) for g in groups) if isinstance(groups, list) else ()
+        return cls(
+            **{name: _str(data.get(name)) for name in _FEATURE_TEXT},
+            apis=_strs(data.get("apis")),
+            devices=_strs(data.get("devices")),
+            groups=tuple(g for g in found if g is not None),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -463,7 +500,9 @@ class Manifest:
 
 
 _GITHUB_FIELDS: Final = tuple(f.name for f in dataclasses.fields(GithubRun))
-_FEATURE_TEXT: Final = tuple(f.name for f in dataclasses.fields(FeatureInfo) if f.name != "apis")
+_FEATURE_TEXT: Final = tuple(
+    f.name for f in dataclasses.fields(FeatureInfo) if f.name not in ("apis", "devices", "groups")
+)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.publish.render.markdown import render_markdown
 from harness.run.execute import CellOutcome, RunOptions, run_cell
+from harness.run.suites import load_features
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
 
@@ -140,7 +141,9 @@ def run(args: argparse.Namespace) -> int:
     # The workstation loop: matrix.json holds every cell under results/ (the newest run of each
     # cell id), so `tox -e cpu` then `tox -e cu130` leaves both columns side by side.
     cells = expand([out_dir])
-    matrix = merge_cell_dirs([c for c in cells if c.is_dir()])
+    matrix = merge_cell_dirs(
+        [c for c in cells if c.is_dir()], features=load_features(opts.suites_dir, opts.features_file)
+    )
     write_matrix(matrix, out_dir / "matrix.json")
     summary = render_markdown(matrix)
     (out_dir / "summary.md").write_text(summary, encoding="utf-8")

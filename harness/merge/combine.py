@@ -10,6 +10,7 @@ A column without results is NO DATA and has no score.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import multiprocessing
 import operator
@@ -17,7 +18,7 @@ import os
 import pickle
 import sys
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from harness.merge.ingest import CellResult, ingest_cell
 from harness.merge.reproduce import column_command
 from harness.merge.rollup import roll_up, roll_up_counted
 from harness.model import (
+    DEVICE_FAMILIES,
     SCHEMA_VERSION,
     UNASSIGNED,
     VERDICT_STATES,
@@ -42,17 +44,19 @@ from harness.model import (
     Environment,
     Feature,
     FeatureCell,
+    FeatureGroup,
     Matrix,
     Note,
     Problem,
     Score,
     TestResult,
     TestRow,
+    arrived_after,
 )
-from harness.outcomes import Outcome, Rollup, Scope
+from harness.outcomes import GOOD, Outcome, Rollup, Scope
 from harness.probe import Device, Probe
 from harness.registry import LEGACY_IDS, load_registry
-from harness.torch_build import version_sort_key
+from harness.torch_build import parse_variant, parse_version, version_sort_key
 
 MISSING_CELL_ERROR: Final = (
     "no results were uploaded for this planned cell: its job failed before writing a cell, "
@@ -297,8 +301,9 @@ class _Builder:
     """Merges the cells' test rows as each cell arrives (in any order), then builds the model in
     column order: the matrix does not depend on the order cells were given or finished in."""
 
-    def __init__(self) -> None:
+    def __init__(self, stated: Mapping[str, FeatureInfo] | None = None) -> None:
         self.registry = load_registry()
+        self.stated = stated or {}  # the rows as the features file states them now: over the cells' copies
         self.results: dict[str, dict[str, TestResult]] = {}  # test id -> column -> result
         self.feature_of: dict[str, str] = {}  # test id -> its row, as the first column to add it said
         # test id -> column -> feature, for the few tests whose columns put them in different rows
@@ -397,6 +402,9 @@ class _Builder:
                     if name not in fields or stamp >= fields[name][0]:
                         fields[name] = (stamp, value)
             seen.update(dict.fromkeys(cell.rolled))
+        for fid, info in self.stated.items():
+            if fid in meta or fid in seen:
+                meta.setdefault(fid, {}).update({name: ("\uffff", value) for name, value in info.to_json().items()})
         order = [fid for fid in meta if fid != UNASSIGNED]
         order += [fid for fid in seen if fid not in meta and fid != UNASSIGNED]
         if UNASSIGNED in seen:
@@ -415,6 +423,8 @@ class _Builder:
                     source=info.get("source"),
                     scope=scope,
                     apis=tuple(info.get("apis") or ()),
+                    devices=tuple(info.get("devices") or ()),
+                    groups=tuple(FeatureGroup.from_json(g) for g in info.get("groups") or ()),
                 )
             )
         return features
@@ -455,7 +465,48 @@ class _Builder:
             manifest.cell_id,
         )
 
+    def in_release(
+        self,
+        feature: Feature,
+        cell: FeatureCell,
+        added: _Added,
+        release: str | None,
+        family: str | None,
+        notes: list[Note],
+    ) -> FeatureCell:
+        """The roll-up of `feature` on a column of torch `release` and device `family`: "not in this
+        release" where the build cannot have it (its tests still show, never judge); a group of its
+        tests that arrived after `release` left out of the judgement."""
+        column_id = added.manifest.cell_id
+        reason = feature.not_in(release, family)
+        if reason is None:
+            late = [g for g in feature.groups if arrived_after(g.since, release)]
+            return self.without_groups(feature.id, column_id, late) if late and cell.counts else cell
+        early = sum(cell.counts.get(o, 0) for o in GOOD) if arrived_after(feature.since, release) else 0
+        if early:
+            notes.append(
+                Note(
+                    cell=column_id,
+                    source=feature.id,
+                    note=f"{feature.id}: {early} test(s) passed on torch {added.torch or release}, before the "
+                    f"feature's release {feature.since} (present earlier than announced?)",
+                )
+            )
+        return dataclasses.replace(cell, state=Rollup.NOT_IN_RELEASE, reason=reason, early=early)
+
+    def without_groups(self, fid: str, column_id: str, late: Sequence[FeatureGroup]) -> FeatureCell:
+        """A feature's roll-up on one column without the tests of its groups that arrived later."""
+        kept = [
+            row[column_id]
+            for nodeid, feature in self.feature_of.items()
+            if feature == fid
+            and column_id in (row := self.results[nodeid])
+            and not any(g.matches(nodeid) for g in late)
+        ]
+        return roll_up(kept) if kept else _NOTHING_TO_JUDGE
+
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
+        notes = list(notes)
         cells = sorted([*self.cells, *self.not_shipped()], key=self.column_order)
         features = self.features(cells)
         feature_ids = [f.id for f in features]
@@ -477,8 +528,13 @@ class _Builder:
                 state = ColumnState.PARTIAL_RUN
             totals: Counter[Outcome] = Counter()
             states: Counter[Rollup] = Counter()
-            for fid in feature_ids:
+            release = added.release or (version.minor if (version := parse_version(manifest.torch)) else None)
+            family = _family_of(manifest)
+            for feature in features:
+                fid = feature.id
                 cell = rolled.get(fid) or _absent_cell(shipped, added.ran)
+                if shipped:
+                    cell = self.in_release(feature, cell, added, release, family, notes)
                 grid[fid][column_id] = cell
                 totals.update(cell.counts)
                 if fid in scored:
@@ -505,7 +561,7 @@ class _Builder:
                     else Score(
                         supported=states[Rollup.SUPPORTED],
                         judged=sum(states[s] for s in VERDICT_STATES),
-                        features=len(scored),
+                        features=len(scored) - states[Rollup.NOT_IN_RELEASE],
                         states=dict(states),
                     ),
                     source=source,
@@ -545,6 +601,15 @@ def _absent_cell(shipped: bool, ran: bool) -> FeatureCell:
     return _NOTHING_TO_JUDGE if ran else roll_up((), no_data=True)
 
 
+def _family_of(manifest: Manifest) -> str | None:
+    """The device family of a cell's build: its backend's (cu132: cuda, also run CPU-only), else the probe's."""
+    variant = parse_variant(_backend_of(manifest))
+    if variant:
+        return variant.family
+    build = manifest.environment.build if manifest.environment else None
+    return build if build in DEVICE_FAMILIES else None
+
+
 def _backend_of(manifest: Manifest) -> str:
     """The manifest's backend, old ids read as today's variant (`rocm` was ROCm 7.2)."""
     return LEGACY_IDS.get(manifest.backend, manifest.backend)
@@ -562,17 +627,28 @@ def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) ->
 
 
 def merge_cell_dirs(
-    paths: Iterable[Path], expected: Sequence[dict[str, Any]] = (), *, jobs: int | None = None
+    paths: Iterable[Path],
+    expected: Sequence[dict[str, Any]] = (),
+    *,
+    jobs: int | None = None,
+    features: Mapping[str, FeatureInfo] | None = None,
 ) -> Matrix:
-    """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing."""
+    """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing.
+    `features`: the rows as the suites' features file states them now (a release, device families,
+    groups), over what each cell recorded when it ran."""
     with gcpause.paused():
-        return _merge(paths, expected, jobs)
+        return _merge(paths, expected, jobs, features)
 
 
-def _merge(paths: Iterable[Path], expected: Sequence[dict[str, Any]], jobs: int | None) -> Matrix:
+def _merge(
+    paths: Iterable[Path],
+    expected: Sequence[dict[str, Any]],
+    jobs: int | None,
+    features: Mapping[str, FeatureInfo] | None = None,
+) -> Matrix:
     inputs, problems = _read_manifests(paths)
     kept, notes = deduplicate(inputs)
-    builder = _Builder()
+    builder = _Builder(features)
     # Read in column order: each row then takes its results in the order the matrix shows them.
     order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i]))
     present: list[str] = []

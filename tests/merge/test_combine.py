@@ -406,6 +406,8 @@ def test_a_result_survives_the_trip_from_a_worker_with_every_field():
         strict=True,
         signal="SIGSEGV",
         extra_messages=("e",),
+        run="r2",
+        at="2026-12-01T20:04:09Z",
     )
     defaults = TestResult(outcome=Outcome.PASSED)
     assert all(getattr(result, f.name) != getattr(defaults, f.name) for f in dataclasses.fields(TestResult))

@@ -90,12 +90,19 @@ def detail(result: TestResult) -> dict[str, Any]:
         "g": result.signal,
         "h": result.scope.value if result.scope is not Scope.BACKEND else None,
         "x": [trim_text(m, MESSAGE_CAP) for m in result.extra_messages] or None,
+        "r": result.run,  # a later partial run's result, overlaid on the column's base run
+        "w": result.at,
     }
     return {k: v for k, v in found.items() if v is not None}
 
 
 def _has_detail(result: TestResult) -> bool:
-    return result.outcome is not Outcome.PASSED or bool(result.properties) or result.scope is not Scope.BACKEND
+    return (
+        result.outcome is not Outcome.PASSED
+        or bool(result.properties)
+        or result.scope is not Scope.BACKEND
+        or result.run is not None
+    )
 
 
 def build_parts(
