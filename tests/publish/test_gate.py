@@ -195,7 +195,8 @@ def test_the_pass_line_names_only_the_judged_columns_and_why_the_others_were_not
     assert main(args) == 0
     out = capsys.readouterr().out
     assert out == (
-        "gate: PASS on cpu (no new regression); not judged: cu130 (not in the baseline, so nothing of them can be new)\n"
+        "gate: PASS on cpu (no new regression); "
+        "not judged: cu130 (not in the baseline, so nothing of them can be new)\n"
     )
 
 
