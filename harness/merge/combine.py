@@ -48,6 +48,7 @@ from harness.model import (
     Matrix,
     Note,
     Problem,
+    RunInfo,
     Score,
     TestResult,
     TestRow,
@@ -98,12 +99,39 @@ def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]
     return inputs, problems
 
 
-def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
-    """One cell per cell_id: the latest run attempt wins; identical uploads merge once."""
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """The runs one column is built from: its base (the newest complete run of the cell id, or the
+    newest partial run when there is none) and the partial runs after it, oldest first."""
+
+    base: _Input
+    overlays: tuple[_Input, ...] = ()
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.base.manifest
+
+    @property
+    def path(self) -> Path:
+        return self.base.path
+
+    @property
+    def cell_id(self) -> str:
+        return self.base.cell_id
+
+
+def _run_order(item: _Input) -> tuple[int, str]:
+    return (item.manifest.run_attempt, item.manifest.started_at or "")
+
+
+def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Column], list[Note]]:
+    """One column per cell_id: the latest complete run, with the partial runs (a selection of tests)
+    that started after it laid over it; the same run uploaded twice merges once. A partial run with
+    no complete run of its cell id is a column of its own (the newest such run)."""
     by_id: dict[str, list[_Input]] = {}
     for item in inputs:
         by_id.setdefault(item.cell_id, []).append(item)
-    kept: list[_Input] = []
+    kept: list[_Column] = []
     notes: list[Note] = []
     for cell_id, group in by_id.items():
         seen_runs: dict[str, _Input] = {}
@@ -115,17 +143,56 @@ def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
                 )
                 continue
             seen_runs[run_id] = item
-        ordered = sorted(
-            seen_runs.values(),
-            key=lambda c: (c.manifest.run_attempt, c.manifest.started_at or ""),
-        )
-        latest = ordered[-1]
-        attempt = latest.manifest.run_attempt
-        for older in ordered[:-1]:
-            note = f"superseded by run {latest.manifest.run_id} (attempt {attempt})"
+        ordered = sorted(seen_runs.values(), key=_run_order)
+        complete = [c for c in ordered if not c.manifest.partial]
+        base = complete[-1] if complete else ordered[-1]
+        overlays = tuple(c for c in ordered if c.manifest.partial and _run_order(c) > _run_order(base))
+        attempt = base.manifest.run_attempt
+        for older in ordered:
+            if older is base or older in overlays:
+                continue
+            note = f"superseded by run {base.manifest.run_id} (attempt {attempt})"
             notes.append(Note(cell=cell_id, source=str(older.path), note=note))
-        kept.append(latest)
+        kept.append(_Column(base, overlays))
     return kept, notes
+
+
+def overlay(base: CellResult, later: Sequence[CellResult]) -> tuple[CellResult, dict[str, int]]:
+    """The base run's tests with each later partial run's results laid over them, in run order: a
+    test a later run selected takes that run's result, marked with its run and start; every other
+    test keeps the base's. Also: how many tests of each feature came from a later run."""
+    position = {nodeid: i for i, nodeid in enumerate(base.nodeids)}
+    nodeids, features, results = list(base.nodeids), list(base.test_features), list(base.results)
+    errors = list(base.errors)
+    info = dict(base.features)
+    for run in later:
+        stamp = {"run": run.manifest.run_id, "at": run.manifest.started_at}
+        for nodeid, feature, result in zip(run.nodeids, run.test_features, run.results, strict=True):
+            marked = dataclasses.replace(result, **stamp)
+            at = position.get(nodeid)
+            if at is None:
+                position[nodeid] = len(nodeids)
+                nodeids.append(nodeid)
+                features.append(feature)
+                results.append(marked)
+            else:
+                features[at], results[at] = feature, marked
+        errors += run.errors
+        info.update(run.features)
+    from_later: Counter[str] = Counter(
+        (f or UNASSIGNED) for f, r in zip(features, results, strict=True) if r.run is not None
+    )
+    merged = CellResult(
+        path=base.path,
+        manifest=base.manifest,
+        nodeids=nodeids,
+        test_features=features,
+        results=results,
+        errors=errors,
+        features=info,
+        notes=list(base.notes),
+    )
+    return merged, dict(from_later)
 
 
 # -- reading cells (in parallel) ------------------------------------------------------------
@@ -155,6 +222,29 @@ def _roll_cell(cell: CellResult) -> _Read:
     ran = any(r.outcome is not Outcome.NOT_RUN for r in by_id.values())
     rolled = {fid: roll_up_counted(pairs, no_data=not ran) for fid, pairs in grouped.items()}
     return _Read(cell, rolled, ran)
+
+
+def _composite(base: _Read, later: Sequence[_Read]) -> tuple[_Read, tuple[RunInfo, ...]]:
+    """A column built from its base run and the later partial runs laid over it (see overlay())."""
+    if not later:
+        return base, ()
+    merged, from_later = overlay(base.cell, [r.cell for r in later])
+    read = _roll_cell(merged)
+    read.rolled = {
+        fid: dataclasses.replace(cell, overlay=from_later[fid]) if from_later.get(fid) else cell
+        for fid, cell in read.rolled.items()
+    }
+    taken = Counter(r.run for r in merged.results)
+    runs = tuple(
+        RunInfo(
+            run_id=m.run_id,
+            started_at=m.started_at,
+            selection=m.selection.to_json() if m.selection else None,
+            tests=taken[None if n == 0 else m.run_id],
+        )
+        for n, m in enumerate([base.cell.manifest, *(r.cell.manifest for r in later)])
+    )
+    return read, runs
 
 
 def _ingest(path: Path) -> _Read | Problem:
@@ -291,6 +381,7 @@ class _Added:
     rolled: dict[str, FeatureCell]
     ran: bool
     release: str | None = None  # a placeholder's release series (a planned or not-shipped column)
+    runs: tuple[RunInfo, ...] = ()  # a composite column's runs, base first
 
     @property
     def torch(self) -> str | None:
@@ -310,7 +401,7 @@ class _Builder:
         self.disputed: dict[str, dict[str, str]] = {}
         self.cells: list[_Added] = []
 
-    def add(self, read: _Read) -> None:
+    def add(self, read: _Read, runs: tuple[RunInfo, ...] = ()) -> None:
         cell = read.cell
         column_id = cell.cell_id
         nodeids, results = cell.nodeids, cell.results
@@ -334,7 +425,7 @@ class _Builder:
                     disputed.setdefault(nodeid, {next(iter(row)): row_feature})[column_id] = feature
                 row[column_id] = result
         self.cells.append(
-            _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran)
+            _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran, runs=runs)
         )
 
     def add_missing(self, entry: dict[str, Any]) -> None:
@@ -571,6 +662,8 @@ class _Builder:
                     reproduce=None if placeholder else column_command(manifest),
                     release=added.release if not shipped else None,
                     device_api=manifest.environment.device_api if manifest.environment else {},
+                    runs=added.runs,
+                    partial=manifest.partial,
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)
@@ -651,16 +744,30 @@ def _merge(
     builder = _Builder(features)
     # Read in column order: each row then takes its results in the order the matrix shows them.
     order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i]))
+    owner = [(i, pos) for i in order for pos in range(1 + len(kept[i].overlays))]
+    runs_of = {i: (kept[i].base, *kept[i].overlays) for i in order}
+    paths = [runs_of[i][pos].path for i, pos in owner]
     present: list[str] = []
-    failed: dict[int, Problem] = {}
-    for index, result in ingest_cells([kept[i].path for i in order], jobs):
-        item = order[index]
+    failed: dict[tuple[int, int], Problem] = {}
+    waiting: dict[int, dict[int, _Read]] = {}
+    for index, result in ingest_cells(paths, jobs):
+        item, pos = owner[index]
         if isinstance(result, Problem):
-            failed[item] = result
+            failed[(item, pos)] = result
+        elif not kept[item].overlays:
+            builder.add(result)
+            present.append(kept[item].cell_id)
             continue
-        builder.add(result)
-        present.append(kept[item].cell_id)
-    problems.extend(failed[i] for i in sorted(failed))  # in the order the cells were given
+        else:
+            waiting.setdefault(item, {})[pos] = result
+        arrived = waiting.get(item, {})
+        if len(arrived) + sum(1 for key in failed if key[0] == item) < len(runs_of[item]):
+            continue  # a composite column waits for all its runs
+        if 0 in arrived:  # a base that cannot be read loses the column, as a single run does
+            builder.add(*_composite(arrived[0], [arrived[p] for p in sorted(arrived) if p]))
+            present.append(kept[item].cell_id)
+        waiting.pop(item, None)
+    problems.extend(failed[key] for key in sorted(failed))  # in the order the cells were given
     for entry in missing_cells(expected, present):
         builder.add_missing(entry)
     return builder.build(problems, notes)
