@@ -27,6 +27,7 @@ from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
+from harness.merge.inventory import CellRun, older_no_data
 from harness.publish.render.markdown import render_markdown
 from harness.run.execute import CellOutcome, RunOptions, run_cell
 from harness.run.suites import load_features
@@ -132,6 +133,16 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     return container.run_containerized(opts, image=args.image, settings=settings)
 
 
+def stale_line(stale: list[CellRun], results_dir: Path) -> str:
+    """One line: the older NO DATA runs the results dir holds, and how to drop them."""
+    ids = ", ".join(dict.fromkeys(r.cell_id for r in stale))
+    where = "" if results_dir == Path("results") else f" --results-dir {shlex.quote(str(results_dir))}"
+    return (
+        f"harness: note: {len(stale)} older NO DATA run(s) in {results_dir} ({ids}): "
+        f"`harness cells prune{where}` drops superseded ones, `harness cells forget{where} ID` any run or cell"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     opts = options_from(args)
     if args.cpu_only and (args.container or (args.backend is not None and not args.native)):
@@ -155,6 +166,9 @@ def run(args: argparse.Namespace) -> int:
         f"\nsummary: {out_dir / 'summary.md'}",
         file=sys.stderr,
     )
+    stale = older_no_data(out_dir, outcome.cell_dir)
+    if stale:
+        print(stale_line(stale, out_dir), file=sys.stderr)
     status = outcome.status
     cell_id = outcome.manifest.cell_id
     if status == CellStatus.INFRA_ERROR.value:

@@ -74,7 +74,7 @@ _WORKER_START: Final = multiprocessing.get_context("fork") if sys.platform == "l
 
 # -- which cells -------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class _Input:
+class CellInput:
     path: Path
     manifest: Manifest
 
@@ -83,15 +83,15 @@ class _Input:
         return self.manifest.cell_id
 
 
-def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]:
-    inputs: list[_Input] = []
+def _read_manifests(paths: Iterable[Path]) -> tuple[list[CellInput], list[Problem]]:
+    inputs: list[CellInput] = []
     problems: list[Problem] = []
     for path in paths:
         path = Path(path)
         try:
             if not path.is_dir():
                 raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run`")
-            inputs.append(_Input(path, read_manifest(path / "manifest.json")))
+            inputs.append(CellInput(path, read_manifest(path / "manifest.json")))
         except HarnessError as err:
             problems.append(Problem(source=str(path), message=str(err)))
         except Exception as err:  # one broken manifest must not cost the other cells
@@ -104,8 +104,8 @@ class _Column:
     """The runs one column is built from: its base (the newest complete run of the cell id, or the
     newest partial run when there is none) and the partial runs after it, oldest first."""
 
-    base: _Input
-    overlays: tuple[_Input, ...] = ()
+    base: CellInput
+    overlays: tuple[CellInput, ...] = ()
 
     @property
     def manifest(self) -> Manifest:
@@ -120,21 +120,21 @@ class _Column:
         return self.base.cell_id
 
 
-def _run_order(item: _Input) -> tuple[int, str]:
+def _run_order(item: CellInput) -> tuple[int, str]:
     return (item.manifest.run_attempt, item.manifest.started_at or "")
 
 
-def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Column], list[Note]]:
+def deduplicate(inputs: Sequence[CellInput]) -> tuple[list[_Column], list[Note]]:
     """One column per cell_id: the latest complete run, with the partial runs (a selection of tests)
     that started after it laid over it; the same run uploaded twice merges once. A partial run with
     no complete run of its cell id is a column of its own (the newest such run)."""
-    by_id: dict[str, list[_Input]] = {}
+    by_id: dict[str, list[CellInput]] = {}
     for item in inputs:
         by_id.setdefault(item.cell_id, []).append(item)
     kept: list[_Column] = []
     notes: list[Note] = []
     for cell_id, group in by_id.items():
-        seen_runs: dict[str, _Input] = {}
+        seen_runs: dict[str, CellInput] = {}
         for item in group:
             run_id = item.manifest.run_id
             if run_id in seen_runs:
@@ -545,7 +545,7 @@ class _Builder:
                 rows.append(TestRow(id=nodeid, feature=fid, results=row))
         return tuple(rows)
 
-    def column_order(self, cell: _Added | _Input) -> tuple[Any, ...]:
+    def column_order(self, cell: _Added | CellInput) -> tuple[Any, ...]:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
         manifest = cell.manifest
