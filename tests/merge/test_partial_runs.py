@@ -162,3 +162,19 @@ def test_a_real_one_test_rerun_keeps_every_other_test(tmp_path: Path) -> None:
     assert matrix.cell("amp", BASE).overlay == 1
     summary = (results / "summary.md").read_text()
     assert "_composite of 2 runs_" in summary and "1 from a later rerun" in summary
+
+
+def test_the_per_test_history_keeps_which_run_a_result_came_from(later: Path) -> None:
+    from harness.publish.history import RunSummary, summarize
+    from harness.publish.render.page_parts import history_head
+
+    matrix = merge_cell_dirs([CELLS / BASE, later], jobs=1)
+    summary = RunSummary.from_json(json.loads(json.dumps(summarize(matrix).to_json())))
+    (column,) = summary.columns
+    marked = {row.id for row, r in matrix.results(BASE) if r.run}
+    assert set(column.reruns) == marked
+    assert set(column.reruns.values()) == {"run 20261202T000000Z-partial started 2026-12-02T00:00:00Z"}
+    head = history_head([summary], [None], [BASE])
+    assert head["reruns"][BASE][0] == dict(column.reruns)
+    plain = summarize(merge_cell_dirs([CELLS / BASE], jobs=1))
+    assert "reruns" not in plain.to_json()["columns"][0], "a column of one run records nothing extra"

@@ -212,4 +212,10 @@ def history_head(runs: Sequence[RunSummary], results: Sequence[RunResults | None
             "?": "not recorded",
         },
         "durations": {code: duration_of(code) for code in DURATION_ALPHABET},
+        # per column, per run: the tests whose result came from a later partial run of that column
+        "reruns": {
+            c: [dict(next((s.reruns for s in r.columns if s.id == c), {})) for r in runs]
+            for c in columns
+            if any(s.id == c and s.reruns for r in runs for s in r.columns)
+        },
     }

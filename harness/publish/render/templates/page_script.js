@@ -514,6 +514,10 @@
       if (mine) {
         nodes.push(el("h4", null, "on " + c.label + " (" + c.id + ")"));
         nodes.push(timelineNodes(c, mine, codesOf(c.id, "d"), (shard.v[c.id] || {})[pos]));
+        var reruns = (D.history.reruns || {})[c.id] || [];
+        reruns.forEach(function (byTest, i) {
+          if (byTest[t[0]]) nodes.push(el("p", "tl-rerun", "published run " + D.history.runs[i][1] + ": the result came from a later partial " + byTest[t[0]]));
+        });
       } else nodes.push(el("p", null, "no recorded results on " + c.id));
       cols.forEach(function (other) {
         var codes = other.id === c.id ? null : codesOf(other.id, "o");
