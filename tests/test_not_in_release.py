@@ -184,3 +184,13 @@ def test_the_merge_without_a_features_file_uses_what_the_cells_recorded() -> Non
     # the committed cells recorded `since` (so rows of later releases are not in 2.13) but no devices
     assert recorded.cell("scaled_mm_mx", recorded.columns[0].id).state is Rollup.NOT_IN_RELEASE
     assert recorded.cell("rocm_builds", recorded.columns[2].id).state is Rollup.UNSUPPORTED
+
+
+def test_diff_releases_marks_an_arrival_not_a_fix() -> None:
+    from harness.publish.diff import diff_matrices, release_pairs
+    from harness.publish.render.diffmd import render_diff_markdown
+
+    matrix = releases_matrix()
+    text = render_diff_markdown(diff_matrices(matrix, matrix, release_pairs(matrix)))
+    row = next(line for line in text.splitlines() if line.startswith("| MX-format scaled\\_mm (`scaled_mm_mx`) |"))
+    assert "▫️ not in this release | 🚫 unsupported (arrived: the older build could not have it)" in row
