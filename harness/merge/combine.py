@@ -100,7 +100,7 @@ def _read_manifests(paths: Iterable[Path]) -> tuple[list[CellInput], list[Proble
 
 
 @dataclass(frozen=True, slots=True)
-class _Column:
+class ColumnRuns:
     """The runs one column is built from: its base (the newest complete run of the cell id, or the
     newest partial run when there is none) and the partial runs after it, oldest first."""
 
@@ -124,14 +124,14 @@ def _run_order(item: CellInput) -> tuple[int, str]:
     return (item.manifest.run_attempt, item.manifest.started_at or "")
 
 
-def deduplicate(inputs: Sequence[CellInput]) -> tuple[list[_Column], list[Note]]:
+def deduplicate(inputs: Sequence[CellInput]) -> tuple[list[ColumnRuns], list[Note]]:
     """One column per cell_id: the latest complete run, with the partial runs (a selection of tests)
     that started after it laid over it; the same run uploaded twice merges once. A partial run with
     no complete run of its cell id is a column of its own (the newest such run)."""
     by_id: dict[str, list[CellInput]] = {}
     for item in inputs:
         by_id.setdefault(item.cell_id, []).append(item)
-    kept: list[_Column] = []
+    kept: list[ColumnRuns] = []
     notes: list[Note] = []
     for cell_id, group in by_id.items():
         seen_runs: dict[str, CellInput] = {}
@@ -153,7 +153,7 @@ def deduplicate(inputs: Sequence[CellInput]) -> tuple[list[_Column], list[Note]]
                 continue
             note = f"superseded by run {base.manifest.run_id} (attempt {attempt})"
             notes.append(Note(cell=cell_id, source=str(older.path), note=note))
-        kept.append(_Column(base, overlays))
+        kept.append(ColumnRuns(base, overlays))
     return kept, notes
 
 
