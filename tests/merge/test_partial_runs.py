@@ -144,16 +144,18 @@ def test_a_real_one_test_rerun_keeps_every_other_test(tmp_path: Path) -> None:
     """`harness run --native --test ID --cell-id <an existing cell id>` into a copy of a committed cell."""
     results = tmp_path / "results"
     shutil.copytree(CELLS / BASE, results / BASE)
+    shutil.copytree(SAMPLES / "publishing-nodata", results / "rocm-nodata")  # an earlier failed attempt
     before = merge_cell_dirs([results / BASE], jobs=1)
     test_id = "amp/test_autocast.py::test_autocast_op_dtype_and_value[bmm-bfloat16]"
     argv = [sys.executable, "-m", "harness", "run", "--native", "--backend", "cpu", "--test", test_id,
             "--cell-id", BASE, "--results-dir", str(results), "--no-progress", "--quiet", "--workers", "1"]  # fmt: skip
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    (rerun,) = [p for p in results.iterdir() if p.is_dir() and p.name != BASE]
+    (rerun,) = [p for p in results.iterdir() if p.is_dir() and p.name not in (BASE, "rocm-nodata")]
     assert read_manifest(rerun / "manifest.json").selection == Selection(tests=(test_id,))
     matrix = load_matrix(results / "matrix.json")
-    (column,) = matrix.columns
+    assert [c.id for c in matrix.columns] == [BASE, "rocm"]
+    column = matrix.column(BASE)
     assert column.composite and len(column.runs) == 2
     assert _ids(matrix, BASE) == _ids(before, BASE), "every other test of the column stays"
     changed = {row.id: r for row, r in matrix.results(BASE) if r.run is not None}
@@ -162,6 +164,12 @@ def test_a_real_one_test_rerun_keeps_every_other_test(tmp_path: Path) -> None:
     assert matrix.cell("amp", BASE).overlay == 1
     summary = (results / "summary.md").read_text()
     assert "_composite of 2 runs_" in summary and "1 from a later rerun" in summary
+    # the main job names the older NO DATA run and how to drop it, in one line
+    notes = [line for line in done.stderr.splitlines() if "older NO DATA" in line]
+    assert notes == [
+        f"harness: note: 1 older NO DATA run(s) in {results} (rocm): `harness cells prune --results-dir {results}` "
+        f"drops superseded ones, `harness cells forget --results-dir {results} ID` any run or cell"
+    ]
 
 
 def test_the_per_test_history_keeps_which_run_a_result_came_from(later: Path) -> None:
