@@ -115,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
     write_matrix(matrix, args.output)
     for column in matrix.columns:
         note = "NO DATA" if not column.has_data else _tally(matrix, column.id, sum(column.counts.values()))
+        if column.composite:
+            note += f" (composite of {len(column.runs)} runs: later partial runs laid over run {column.run_id})"
+        elif column.partial:
+            note += " (partial: a selection of tests, no complete run to build on)"
         print(f"{column.id:<32} {column.backend:<6} {note}", file=sys.stderr)
     for problem in matrix.input_errors:
         prefix = "" if problem.message.startswith(problem.source) else f"{problem.source}: "
