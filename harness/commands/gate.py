@@ -1,7 +1,8 @@
 """`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise.
 
 Every line names the columns it is about: a FAIL line its column, the PASS line and the closing
-error exactly the columns judged (or that failed). A name that selects no column, or a regression
+error exactly the columns judged (or that failed); the selected columns no condition could judge
+(NO DATA under --any-failure, not in the baseline) are listed as not judged, with why. A name that selects no column, or a regression
 check that compares nothing, is exit 2, never a pass. See `docs/publishing.md`.
 """
 
