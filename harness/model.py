@@ -425,12 +425,13 @@ class FeatureCell:
     reason: str | None = None  # not-in-release: "arrived in 2.14", "ROCm builds only"
     early: int = 0  # not-in-release by its release, yet tests passed: an API present earlier than announced
     overlay: int = 0  # tests whose result came from a later partial run
+    later: int = 0  # tests of a part of the feature (a group) that arrived after this release: shown, not judged
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"state": self.state.value, "counts": _counts_json(self.counts)}
         if self.skips:
             data["skips"] = {k.value: v for k, v in self.skips.items()}
-        for name in ("host_tests", "measurements", "reason", "early", "overlay"):
+        for name in ("host_tests", "measurements", "reason", "early", "overlay", "later"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data
@@ -446,6 +447,7 @@ class FeatureCell:
             reason=data.get("reason"),
             early=data.get("early", 0),
             overlay=data.get("overlay", 0),
+            later=data.get("later", 0),
         )
 
 

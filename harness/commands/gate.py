@@ -2,8 +2,9 @@
 
 Every line names the columns it is about: a FAIL line its column, the PASS line and the closing
 error exactly the columns judged (or that failed); the selected columns no condition could judge
-(NO DATA under --any-failure, not in the baseline) are listed as not judged, with why. A name that selects no column, or a regression
-check that compares nothing, is exit 2, never a pass. See `docs/publishing.md`.
+(NO DATA under --any-failure, not in the baseline) are listed as not judged, with why. A name that
+selects no column, or a regression check that compares nothing, is exit 2, never a pass. See
+`docs/publishing.md`.
 """
 
 from __future__ import annotations

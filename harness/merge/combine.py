@@ -587,14 +587,16 @@ class _Builder:
 
     def without_groups(self, fid: str, column_id: str, late: Sequence[FeatureGroup]) -> FeatureCell:
         """A feature's roll-up on one column without the tests of its groups that arrived later."""
-        kept = [
-            row[column_id]
-            for nodeid, feature in self.feature_of.items()
-            if feature == fid
-            and column_id in (row := self.results[nodeid])
-            and not any(g.matches(nodeid) for g in late)
-        ]
-        return roll_up(kept) if kept else _NOTHING_TO_JUDGE
+        kept: list[TestResult] = []
+        later = 0
+        for nodeid, feature in self.feature_of.items():
+            if feature != fid or column_id not in (row := self.results[nodeid]):
+                continue
+            if any(g.matches(nodeid) for g in late):
+                later += 1
+            else:
+                kept.append(row[column_id])
+        return dataclasses.replace(roll_up(kept) if kept else _NOTHING_TO_JUDGE, later=later)
 
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
         notes = list(notes)

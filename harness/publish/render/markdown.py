@@ -148,6 +148,8 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
                     label += f" · judged without {cell.host_tests} host-side tests"
                 if cell.overlay:
                     label += f" · {cell.overlay} from a later rerun"
+                if cell.later:
+                    label += f" · {cell.later} of a part from a later release, not judged"
             row.append(label)
         lines.append("| " + " | ".join(row) + " |")
     score = ["**Features supported**", ""]

@@ -232,6 +232,7 @@
     if (cell.reason) text = cell.reason + (text ? " · ran: " + text : "");
     if (cell.early) text += " · " + cell.early + " passed before the feature's release";
     if (cell.overlay) text += " · " + cell.overlay + " from a later rerun";
+    if (cell.later) text += " · " + cell.later + " of a part from a later release, not judged";
     return text;
   }
   function featureRow(fi, f, vis, open, nMatch, nTotal) {
