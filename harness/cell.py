@@ -22,7 +22,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -260,6 +260,71 @@ class Planned:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Selection:
+    """What a partial run selected: some tests (`--test`), a -k or -m expression, some suite folders.
+    A run without one is complete; the merge lays a partial run's results over the newest complete
+    run of its cell id (docs/cell-contract.md)."""
+
+    tests: tuple[str, ...] = ()
+    keyword: str | None = None  # pytest -k
+    markexpr: str | None = None  # pytest -m
+    paths: tuple[str, ...] = ()  # suite folders or files named on the command line
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"tests": list(self.tests), "keyword": self.keyword, "markexpr": self.markexpr}
+        data["paths"] = list(self.paths)
+        return {k: v for k, v in data.items() if v}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Selection | None:
+        if not isinstance(data, Mapping):
+            return None
+        return cls(
+            tests=_strs(data.get("tests")),
+            keyword=_str(data.get("keyword")),
+            markexpr=_str(data.get("markexpr")),
+            paths=_strs(data.get("paths")),
+        )
+
+    @classmethod
+    def of(cls, tests: Sequence[str], pytest_args: Sequence[str]) -> Selection | None:
+        """The selection a run's --test ids and pytest arguments make (None: the whole suites)."""
+        keyword = markexpr = None
+        paths: list[str] = []
+        args = list(pytest_args)
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in ("-k", "-m") and i + 1 < len(args):
+                if arg == "-k":
+                    keyword = args[i + 1]
+                else:
+                    markexpr = args[i + 1]
+                i += 2
+                continue
+            if arg.startswith("-k") and len(arg) > 2:
+                keyword = arg[2:]
+            elif arg.startswith("-m") and len(arg) > 2:
+                markexpr = arg[2:]
+            elif not arg.startswith("-") and not (i and args[i - 1].startswith("--") and "=" not in args[i - 1]):
+                paths.append(arg)  # not the value of a long option (`--maxfail 1`)
+            i += 1
+        if not (tests or keyword or markexpr or paths):
+            return None
+        return cls(tests=tuple(tests), keyword=keyword, markexpr=markexpr, paths=tuple(paths))
+
+    def describe(self) -> str:
+        """'--test a::b, -k "cuda"': how the run chose its tests."""
+        parts = [f"--test {t}" for t in self.tests[:3]]
+        if len(self.tests) > 3:
+            parts.append(f"and {len(self.tests) - 3} more tests")
+        parts += [f"-k {self.keyword!r}"] if self.keyword else []
+        parts += [f"-m {self.markexpr!r}"] if self.markexpr else []
+        parts += list(self.paths)
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ExitInfo:
     """How the test process ended; `details` holds what a launcher adds (a container's name, OOM kill)."""
 
@@ -285,6 +350,30 @@ class ExitInfo:
 
 
 @dataclass(frozen=True, kw_only=True)
+class FeatureGroup:
+    """A later claim about part of a feature: the tests whose node id matches `match` (* and ? are
+    wildcards, everything else literal) arrived in `since`."""
+
+    match: str
+    since: str | None = None
+    claim: str | None = None
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {n: v for n in ("match", "since", "claim", "source") if (v := getattr(self, n)) is not None}
+
+    @classmethod
+    def from_json(cls, data: Any) -> FeatureGroup | None:
+        data = _map(data)
+        match = _str(data.get("match"))
+        if match is None:
+            return None
+        return cls(
+            match=match, since=_str(data.get("since")), claim=_str(data.get("claim")), source=_str(data.get("source"))
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class FeatureInfo:
     """A feature row's metadata as the suites' features.toml (or a feature map) states it."""
 
@@ -294,17 +383,30 @@ class FeatureInfo:
     scope: str | None = None  # "host": shown, never scored
     source: str | None = None  # where the claim comes from (a release note or PR)
     apis: tuple[str, ...] = ()  # the public APIs its tests exercise, full dotted names
+    devices: tuple[str, ...] = ()  # the device families whose builds have it (cuda, rocm, xpu...); empty: every one
+    groups: tuple[FeatureGroup, ...] = ()  # later claims about parts of it
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {n: v for n in _FEATURE_TEXT if (v := getattr(self, n)) is not None}
         if self.apis:
             data["apis"] = list(self.apis)
+        if self.devices:
+            data["devices"] = list(self.devices)
+        if self.groups:
+            data["groups"] = [g.to_json() for g in self.groups]
         return data
 
     @classmethod
     def from_json(cls, data: Any) -> FeatureInfo:
         data = _map(data)
-        return cls(**{name: _str(data.get(name)) for name in _FEATURE_TEXT}, apis=_strs(data.get("apis")))
+        groups = data.get("groups")
+        found = (FeatureGroup.from_json(g) for g in groups) if isinstance(groups, list) else ()
+        return cls(
+            **{name: _str(data.get(name)) for name in _FEATURE_TEXT},
+            apis=_strs(data.get("apis")),
+            devices=_strs(data.get("devices")),
+            groups=tuple(g for g in found if g is not None),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -359,6 +461,13 @@ class Manifest:
     variant_reason: str | None = None
     imported: ImportInfo | None = None
     channel: str | None = None  # release | test | nightly: where the cell's torch came from
+    # A partial run's selection (some tests only); None: a complete run of the suites.
+    selection: Selection | None = None
+
+    @property
+    def partial(self) -> bool:
+        """A run of some tests only: the merge lays it over the newest complete run of its cell id."""
+        return self.selection is not None
 
     @property
     def torch(self) -> str | None:
@@ -408,6 +517,8 @@ class Manifest:
             data["import"] = self.imported.to_json()
         if self.channel:
             data["channel"] = self.channel
+        if self.selection is not None:
+            data["selection"] = self.selection.to_json()
         return data
 
     @classmethod
@@ -463,11 +574,23 @@ class Manifest:
             variant_reason=_str(data.get("variant_reason")),
             imported=ImportInfo.from_json(data.get("import")),
             channel=data["channel"] if data.get("channel") in ("release", "test", "nightly") else None,
+            selection=_selection(data),
         )
 
 
+def _selection(data: Mapping[str, Any]) -> Selection | None:
+    """The manifest's selection; a manifest written before it was recorded says it in `planned`."""
+    if "selection" in data:
+        found = Selection.from_json(data["selection"])
+        return found if found and (found.tests or found.keyword or found.markexpr or found.paths) else None
+    planned = Planned.from_json(data.get("planned"))
+    return Selection.of(planned.tests, planned.pytest_args) if planned else None
+
+
 _GITHUB_FIELDS: Final = tuple(f.name for f in dataclasses.fields(GithubRun))
-_FEATURE_TEXT: Final = tuple(f.name for f in dataclasses.fields(FeatureInfo) if f.name != "apis")
+_FEATURE_TEXT: Final = tuple(
+    f.name for f in dataclasses.fields(FeatureInfo) if f.name not in ("apis", "devices", "groups")
+)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HarnessError
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
 VERB_ORDER = (
     "run", "merge", "import", "report", "backends", "build", "wheelhouse",
-    "plan", "collect", "diff", "gate", "badge", "publish", "history", "comment", "prune",
+    "plan", "collect", "diff", "gate", "badge", "publish", "history", "comment", "prune", "cells",
 )  # fmt: skip
 
 

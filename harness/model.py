@@ -8,6 +8,8 @@ harness/matrix_json.py's job.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -17,7 +19,11 @@ from harness.cell import CellStatus
 from harness.outcomes import BAD, Outcome, Rollup, Scope, SkipClass
 from harness.torch_build import parse_variant, parse_version
 
-SCHEMA_VERSION: Final = "1.2"
+# The device families a feature can name in features.toml's `devices` (its builds' families).
+DEVICE_FAMILIES: Final = ("cpu", "cuda", "rocm", "xpu", "mps")
+_FAMILY_NAMES: Final = {"cpu": "CPU", "cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "mps": "MPS"}
+
+SCHEMA_VERSION: Final = "1.3"  # 1.3: not-in-release rows, features' devices and groups, composite columns
 VERDICT_STATES: Final = (Rollup.SUPPORTED, Rollup.PARTIAL, Rollup.FAILING, Rollup.UNSUPPORTED)
 UNASSIGNED: Final = "unassigned"  # the feature of a test no rule and no path assigns
 
@@ -53,6 +59,8 @@ class Feature:
     source: str | None = None  # where the claim comes from: the release note or PR
     scope: Scope = Scope.BACKEND  # HOST: the feature does not depend on the backend; shown, never scored
     apis: tuple[str, ...] = ()  # the public APIs its tests exercise (features.toml), full dotted names
+    devices: tuple[str, ...] = ()  # the device families whose builds have it; empty: every family
+    groups: tuple[FeatureGroup, ...] = ()  # later claims about parts of it (their tests' own `since`)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -62,10 +70,21 @@ class Feature:
             "claim": self.claim,
             "source": self.source,
             "apis": list(self.apis),
+            "devices": list(self.devices),
+            "groups": [g.to_json() for g in self.groups],
         }
         if self.scope is not Scope.BACKEND:
             data["scope"] = self.scope.value
         return _drop_empty(data)
+
+    def not_in(self, release: str | None, family: str | None) -> str | None:
+        """Why a build of torch `release` (2.13) and device `family` (cuda) cannot have this feature
+        ("arrived in 2.14", "XPU builds only"), or None when it can or nothing says it cannot."""
+        if arrived_after(self.since, release):
+            return f"arrived in {self.since}"
+        if self.devices and family and family not in self.devices:
+            return " and ".join(_FAMILY_NAMES.get(d, d) for d in self.devices) + " builds only"
+        return None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Feature:
@@ -77,7 +96,46 @@ class Feature:
             source=data.get("source"),
             scope=Scope(data.get("scope", Scope.BACKEND.value)),
             apis=tuple(data.get("apis") or ()),
+            devices=tuple(data.get("devices") or ()),
+            groups=tuple(FeatureGroup.from_json(g) for g in data.get("groups") or ()),
         )
+
+
+def arrived_after(since: str | None, release: str | None) -> bool:
+    """A feature of `since` (2.14) is later than torch `release` (2.13): both known and numeric."""
+    a, b = _release_key(since), _release_key(release)
+    return a is not None and b is not None and a > b
+
+
+def _release_key(text: str | None) -> tuple[int, ...] | None:
+    parts = (text or "").split(".")[:2]
+    return tuple(int(p) for p in parts) if len(parts) == 2 and all(p.isdigit() for p in parts) else None
+
+
+@functools.cache
+def _glob(pattern: str) -> re.Pattern[str]:
+    """features.toml's group pattern: * and ? are wildcards, everything else literal (brackets too)."""
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeatureGroup:
+    """A later claim about part of a feature: the tests whose id (relative to the suites) matches."""
+
+    match: str
+    since: str | None = None
+    claim: str | None = None
+    source: str | None = None
+
+    def matches(self, nodeid: str) -> bool:
+        return _glob(self.match).fullmatch(nodeid) is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return _drop_empty({"match": self.match, "since": self.since, "claim": self.claim, "source": self.source})
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FeatureGroup:
+        return cls(match=data["match"], since=data.get("since"), claim=data.get("claim"), source=data.get("source"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,6 +245,24 @@ class Column:
     # The public callables of the device namespaces the torch that ran exposed (namespace -> names).
     device_api: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     channel: str | None = None  # release | test | nightly: where its torch came from (None: not said)
+    # The runs the column is built from, base first, where more than one: a complete run and the
+    # later partial runs (a selection of tests) overlaid on it.
+    runs: tuple[RunInfo, ...] = ()
+    partial: bool = False  # a partial run with no complete run of its cell id to build on
+
+    @property
+    def composite(self) -> bool:
+        """Built from a complete run and later partial runs of some of its tests."""
+        return len(self.runs) > 1
+
+    @property
+    def family(self) -> str | None:
+        """The device family of the column's build (cuda for cu132, also when it ran CPU-only)."""
+        variant = parse_variant(self.backend)
+        if variant:
+            return variant.family
+        build = self.environment.build
+        return build if build in DEVICE_FAMILIES else None
 
     @property
     def has_data(self) -> bool:
@@ -290,6 +366,8 @@ class Column:
                     "release": self.release,
                     "device_api": {ns: list(names) for ns, names in self.device_api.items()},
                     "channel": self.channel,
+                    "runs": [r.to_json() for r in self.runs],
+                    "partial": self.partial or None,
                 }
             ),
         }
@@ -320,6 +398,33 @@ class Column:
             release=data.get("release"),
             device_api={ns: tuple(names) for ns, names in (data.get("device_api") or {}).items()},
             channel=data.get("channel"),
+            runs=tuple(RunInfo.from_json(r) for r in data.get("runs") or ()),
+            partial=bool(data.get("partial")),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInfo:
+    """One run a composite column is built from: its id, start, and for a partial run what it selected."""
+
+    run_id: str
+    started_at: str | None = None
+    selection: Mapping[str, Any] | None = None  # None: a complete run
+    tests: int = 0  # the tests whose result the column takes from this run
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"run_id": self.run_id, "started_at": self.started_at, "tests": self.tests}
+        if self.selection is not None:
+            data["selection"] = dict(self.selection)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunInfo:
+        return cls(
+            run_id=data["run_id"],
+            started_at=data.get("started_at"),
+            selection=data.get("selection"),
+            tests=data.get("tests", 0),
         )
 
 
@@ -332,15 +437,18 @@ class FeatureCell:
     skips: Mapping[SkipClass, int] = field(default_factory=dict)
     host_tests: int = 0  # host-scope tests: shown, judged only when nothing else ran
     measurements: int = 0  # measurement-scope tests: figures, not passes
+    reason: str | None = None  # not-in-release: "arrived in 2.14", "ROCm builds only"
+    early: int = 0  # not-in-release by its release, yet tests passed: an API present earlier than announced
+    overlay: int = 0  # tests whose result came from a later partial run
+    later: int = 0  # tests of a part of the feature (a group) that arrived after this release: shown, not judged
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"state": self.state.value, "counts": _counts_json(self.counts)}
         if self.skips:
             data["skips"] = {k.value: v for k, v in self.skips.items()}
-        if self.host_tests:
-            data["host_tests"] = self.host_tests
-        if self.measurements:
-            data["measurements"] = self.measurements
+        for name in ("host_tests", "measurements", "reason", "early", "overlay", "later"):
+            if getattr(self, name):
+                data[name] = getattr(self, name)
         return data
 
     @classmethod
@@ -351,6 +459,10 @@ class FeatureCell:
             skips={SkipClass(k): v for k, v in (data.get("skips") or {}).items()},
             host_tests=data.get("host_tests", 0),
             measurements=data.get("measurements", 0),
+            reason=data.get("reason"),
+            early=data.get("early", 0),
+            overlay=data.get("overlay", 0),
+            later=data.get("later", 0),
         )
 
 
@@ -373,6 +485,9 @@ class TestResult:
     strict: bool | None = None
     signal: str | None = None
     extra_messages: tuple[str, ...] = ()
+    # Where the column's base run did not make this result: the later partial run that did, and when.
+    run: str | None = None
+    at: str | None = None
 
     @property
     def is_bad(self) -> bool:
@@ -388,7 +503,7 @@ class TestResult:
         data: dict[str, Any] = {"outcome": self.outcome.value}
         if self.skip_class is not None:
             data["skip_class"] = self.skip_class.value
-        for name in ("link", "message", "trace", "output", "duration", "signal", "strict"):
+        for name in ("link", "message", "trace", "output", "duration", "signal", "strict", "run", "at"):
             value = getattr(self, name)
             if value is not None:
                 data[name] = value
@@ -419,6 +534,8 @@ class TestResult:
             strict=data.get("strict"),
             signal=data.get("signal"),
             extra_messages=tuple(data.get("extra_messages") or ()),
+            run=data.get("run"),
+            at=data.get("at"),
         )
 
 

@@ -50,6 +50,8 @@ class Rollup(StrEnum):
     NOT_APPLICABLE = "n/a"
     NO_DATA = "no-data"
     NOT_SHIPPED = "not-shipped"  # upstream does not build this variant for this torch release
+    # the feature arrived in a later release, or belongs to another device family's builds
+    NOT_IN_RELEASE = "not-in-release"
 
 
 OUTCOME_SYMBOLS: Final[dict[Outcome, str]] = {
@@ -73,6 +75,7 @@ ROLLUP_SYMBOLS: Final[dict[Rollup, str]] = {
     Rollup.NOT_APPLICABLE: "➖",
     Rollup.NO_DATA: "❔",
     Rollup.NOT_SHIPPED: "📦",
+    Rollup.NOT_IN_RELEASE: "▫️",
 }
 
 ROLLUP_MEANING: Final[dict[Rollup, str]] = {
@@ -83,7 +86,21 @@ ROLLUP_MEANING: Final[dict[Rollup, str]] = {
     Rollup.NOT_APPLICABLE: "nothing could be judged here (needs hardware or packages absent here)",
     Rollup.NO_DATA: "no results: not run, not collected, or the cell failed before tests",
     Rollup.NOT_SHIPPED: "upstream does not build this variant for this torch release: nothing to run, never scored",
+    Rollup.NOT_IN_RELEASE: "the feature arrived in a later torch release, or belongs to another device family's "
+    "builds: its tests may run, never scored",
 }
+
+# What the marks beside a state mean (the Markdown legend and the page's, from this one list).
+LEGEND_NOTES: Final = (
+    "judged without N host-side tests: tests of host-side logic (formats, API presence) ran and are counted, "
+    "but they decide a row only where nothing else could run",
+    "CPU only (a column's heading, or the page's CPU-ONLY tag): a CUDA, ROCm or XPU build run on a host "
+    "without its device; its tests ran on the CPU, it is kept apart from the backend's own columns and is "
+    "never the backend's verdict",
+    "composite of N runs: a complete run with later reruns of some of its tests laid over it; each test "
+    "keeps the run its result came from",
+    "partial: a run of some tests only, with no complete run of its cell id to build on",
+)
 
 # Outcomes that show the feature working / broken on the column.
 GOOD: Final[frozenset[Outcome]] = frozenset({Outcome.PASSED, Outcome.XPASSED, Outcome.FLAKY})

@@ -38,7 +38,15 @@ def releases_matrix() -> Matrix:
     """The three committed cells of the real suites merged: passes, skips, xfails, measurements."""
     from harness.merge.combine import merge_cell_dirs
 
-    return merge_cell_dirs(cell_dirs(), jobs=1)
+    return merge_cell_dirs(cell_dirs(), jobs=1, features=stated_features())
+
+
+def stated_features() -> dict[str, Any]:
+    """The rows as the repository's suites/features.toml states them (releases, device families, groups):
+    the committed cells recorded the rows of their day."""
+    from harness.run.suites import load_features
+
+    return load_features(DATA.parents[1] / "suites")
 
 
 @functools.cache

@@ -1,8 +1,10 @@
 """`harness gate MATRIX`: exit 1 when a chosen condition holds (per backend), 0 otherwise.
 
 Every line names the columns it is about: a FAIL line its column, the PASS line and the closing
-error exactly the columns judged (or that failed). A name that selects no column, or a regression
-check that compares nothing, is exit 2, never a pass. See `docs/publishing.md`.
+error exactly the columns judged (or that failed); the selected columns no condition could judge
+(NO DATA under --any-failure, not in the baseline) are listed as not judged, with why. A name that
+selects no column, or a regression check that compares nothing, is exit 2, never a pass. See
+`docs/publishing.md`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 from harness.errors import GateFailedError
 from harness.matrix_json import load_matrix
-from harness.publish.gate import evaluate_gate
+from harness.publish.gate import GateResult, evaluate_gate
 
 HELP = "exit 1 on failures, on new regressions against a baseline, or on NO DATA columns"
 
@@ -61,18 +63,28 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"gate: note: {note}")
     if result.failed:
+        for name, why in result.not_judged.items():
+            print(f"gate: not judged: {name}: {why}")
         for name, why in result.reasons:
             print(f"gate: FAIL {name}: {why}")
         failing = result.failing
         raise GateFailedError(f"gate failed on {', '.join(failing)} ({len(result.reasons)} reason(s))")
+    print(pass_line(result, any_failure=any_failure, new_regressions=args.new_regressions, no_data=args.no_data))
+    return 0
+
+
+def pass_line(result: GateResult, *, any_failure: bool, new_regressions: bool, no_data: bool) -> str:
+    """`gate: PASS on <judged> (no failing test, no new regression); not judged: <column> (<why>)`."""
     conditions = [
-        name
-        for name, on in (
-            ("any failure", any_failure),
-            ("new regressions", args.new_regressions),
-            ("NO DATA", args.no_data),
+        text
+        for text, on in (
+            ("no failing test", any_failure),
+            ("no new regression", new_regressions),
+            ("no NO DATA column", no_data),
         )
         if on
     ]
-    print(f"gate: PASS on {', '.join(result.checked)} (no {', no '.join(conditions)})")
-    return 0
+    line = f"gate: PASS on {', '.join(result.judged)} ({', '.join(conditions)})"
+    if result.not_judged:
+        line += "; not judged: " + "; ".join(f"{cid} ({why})" for cid, why in result.not_judged.items())
+    return line

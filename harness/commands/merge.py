@@ -13,10 +13,14 @@ import json
 import sys
 from pathlib import Path
 
+from harness.cell import FeatureInfo
 from harness.errors import InputError, UsageError
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
+from harness.run.suites import load_features
+
+DEFAULT_FEATURES = Path("suites") / "features.toml"
 
 HELP = "merge cell dirs (or folders of them, e.g. downloaded artifacts) into matrix.json"
 
@@ -40,6 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PLAN",
         help="the planned cells (`harness plan --format json|github` output): cells without results become NO DATA",
     )
+    parser.add_argument(
+        "--features",
+        type=Path,
+        metavar="FILE",
+        help="the features file whose releases, device families and groups decide which rows a build cannot have "
+        "(default: ./suites/features.toml when present; else what each cell recorded)",
+    )
+
+
+def stated_features(path: Path | None) -> dict[str, FeatureInfo] | None:
+    """The rows as the features file states them now: `path`, else ./suites/features.toml if there."""
+    if path is None:
+        path = DEFAULT_FEATURES
+        if not path.is_file():
+            return None
+    return load_features(path.parent, path)
 
 
 def read_plan(path: Path) -> list[dict[str, str]]:
@@ -89,10 +109,16 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     cells = expand(args.cells)
-    matrix = merge_cell_dirs(cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs)
+    matrix = merge_cell_dirs(
+        cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs, features=stated_features(args.features)
+    )
     write_matrix(matrix, args.output)
     for column in matrix.columns:
         note = "NO DATA" if not column.has_data else _tally(matrix, column.id, sum(column.counts.values()))
+        if column.composite:
+            note += f" (composite of {len(column.runs)} runs: later partial runs laid over run {column.run_id})"
+        elif column.partial:
+            note += " (partial: a selection of tests, no complete run to build on)"
         print(f"{column.id:<32} {column.backend:<6} {note}", file=sys.stderr)
     for problem in matrix.input_errors:
         prefix = "" if problem.message.startswith(problem.source) else f"{problem.source}: "

@@ -28,10 +28,12 @@ from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
+from harness.merge.inventory import CellRun, older_no_data
 from harness.publish.render.markdown import render_markdown
 from harness.run.doctor import make_report
 from harness.run.execute import CellOutcome, RunOptions, run_cell
 from harness.run.host import detect_host, root_from_env
+from harness.run.suites import load_features
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
 DEFAULT_RESULTS = Path("results")  # also `harness publish`'s default matrix folder
@@ -155,6 +157,16 @@ def lighter_build(python: str) -> str | None:
     return f"{rec.command}   ({rec.summary}; `harness doctor` says more)"
 
 
+def stale_line(stale: list[CellRun], results_dir: Path) -> str:
+    """One line: the older NO DATA runs the results dir holds, and how to drop them."""
+    ids = ", ".join(dict.fromkeys(r.cell_id for r in stale))
+    where = "" if results_dir == Path("results") else f" --results-dir {shlex.quote(str(results_dir))}"
+    return (
+        f"harness: note: {len(stale)} older NO DATA run(s) in {results_dir} ({ids}): "
+        f"`harness cells prune{where}` drops superseded ones, `harness cells forget{where} ID` any run or cell"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     opts = options_from(args)
     if args.cpu_only and (args.container or (args.backend is not None and not args.native)):
@@ -164,7 +176,9 @@ def run(args: argparse.Namespace) -> int:
     # The workstation loop: matrix.json holds every cell under results/ (the newest run of each
     # cell id), so `tox -e cpu` then `tox -e cu130` leaves both columns side by side.
     cells = expand([out_dir])
-    matrix = merge_cell_dirs([c for c in cells if c.is_dir()])
+    matrix = merge_cell_dirs(
+        [c for c in cells if c.is_dir()], features=load_features(opts.suites_dir, opts.features_file)
+    )
     write_matrix(matrix, out_dir / "matrix.json")
     summary = render_markdown(matrix)
     (out_dir / "summary.md").write_text(summary, encoding="utf-8")
@@ -176,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
         f"\nsummary: {out_dir / 'summary.md'}",
         file=sys.stderr,
     )
+    stale = older_no_data(out_dir, outcome.cell_dir)
+    if stale:
+        print(stale_line(stale, out_dir), file=sys.stderr)
     status = outcome.status
     cell_id = outcome.manifest.cell_id
     column = matrix.column(cell_id)

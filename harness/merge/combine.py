@@ -10,6 +10,7 @@ A column without results is NO DATA and has no score.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import multiprocessing
 import operator
@@ -17,7 +18,7 @@ import os
 import pickle
 import sys
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from harness.merge.ingest import CellResult, ingest_cell
 from harness.merge.reproduce import column_command
 from harness.merge.rollup import roll_up, roll_up_counted
 from harness.model import (
+    DEVICE_FAMILIES,
     SCHEMA_VERSION,
     UNASSIGNED,
     VERDICT_STATES,
@@ -42,17 +44,20 @@ from harness.model import (
     Environment,
     Feature,
     FeatureCell,
+    FeatureGroup,
     Matrix,
     Note,
     Problem,
+    RunInfo,
     Score,
     TestResult,
     TestRow,
+    arrived_after,
 )
-from harness.outcomes import Outcome, Rollup, Scope
+from harness.outcomes import GOOD, Outcome, Rollup, Scope
 from harness.probe import Device, Probe
 from harness.registry import LEGACY_IDS, load_registry
-from harness.torch_build import version_sort_key
+from harness.torch_build import parse_variant, parse_version, version_sort_key
 
 MISSING_CELL_ERROR: Final = (
     "no results were uploaded for this planned cell: its job failed before writing a cell, "
@@ -69,7 +74,7 @@ _WORKER_START: Final = multiprocessing.get_context("fork") if sys.platform == "l
 
 # -- which cells -------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class _Input:
+class CellInput:
     path: Path
     manifest: Manifest
 
@@ -78,15 +83,15 @@ class _Input:
         return self.manifest.cell_id
 
 
-def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]:
-    inputs: list[_Input] = []
+def _read_manifests(paths: Iterable[Path]) -> tuple[list[CellInput], list[Problem]]:
+    inputs: list[CellInput] = []
     problems: list[Problem] = []
     for path in paths:
         path = Path(path)
         try:
             if not path.is_dir():
                 raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run`")
-            inputs.append(_Input(path, read_manifest(path / "manifest.json")))
+            inputs.append(CellInput(path, read_manifest(path / "manifest.json")))
         except HarnessError as err:
             problems.append(Problem(source=str(path), message=str(err)))
         except Exception as err:  # one broken manifest must not cost the other cells
@@ -94,15 +99,42 @@ def _read_manifests(paths: Iterable[Path]) -> tuple[list[_Input], list[Problem]]
     return inputs, problems
 
 
-def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
-    """One cell per cell_id: the latest run attempt wins; identical uploads merge once."""
-    by_id: dict[str, list[_Input]] = {}
+@dataclass(frozen=True, slots=True)
+class ColumnRuns:
+    """The runs one column is built from: its base (the newest complete run of the cell id, or the
+    newest partial run when there is none) and the partial runs after it, oldest first."""
+
+    base: CellInput
+    overlays: tuple[CellInput, ...] = ()
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.base.manifest
+
+    @property
+    def path(self) -> Path:
+        return self.base.path
+
+    @property
+    def cell_id(self) -> str:
+        return self.base.cell_id
+
+
+def _run_order(item: CellInput) -> tuple[int, str]:
+    return (item.manifest.run_attempt, item.manifest.started_at or "")
+
+
+def deduplicate(inputs: Sequence[CellInput]) -> tuple[list[ColumnRuns], list[Note]]:
+    """One column per cell_id: the latest complete run, with the partial runs (a selection of tests)
+    that started after it laid over it; the same run uploaded twice merges once. A partial run with
+    no complete run of its cell id is a column of its own (the newest such run)."""
+    by_id: dict[str, list[CellInput]] = {}
     for item in inputs:
         by_id.setdefault(item.cell_id, []).append(item)
-    kept: list[_Input] = []
+    kept: list[ColumnRuns] = []
     notes: list[Note] = []
     for cell_id, group in by_id.items():
-        seen_runs: dict[str, _Input] = {}
+        seen_runs: dict[str, CellInput] = {}
         for item in group:
             run_id = item.manifest.run_id
             if run_id in seen_runs:
@@ -111,17 +143,56 @@ def deduplicate(inputs: Sequence[_Input]) -> tuple[list[_Input], list[Note]]:
                 )
                 continue
             seen_runs[run_id] = item
-        ordered = sorted(
-            seen_runs.values(),
-            key=lambda c: (c.manifest.run_attempt, c.manifest.started_at or ""),
-        )
-        latest = ordered[-1]
-        attempt = latest.manifest.run_attempt
-        for older in ordered[:-1]:
-            note = f"superseded by run {latest.manifest.run_id} (attempt {attempt})"
+        ordered = sorted(seen_runs.values(), key=_run_order)
+        complete = [c for c in ordered if not c.manifest.partial]
+        base = complete[-1] if complete else ordered[-1]
+        overlays = tuple(c for c in ordered if c.manifest.partial and _run_order(c) > _run_order(base))
+        attempt = base.manifest.run_attempt
+        for older in ordered:
+            if older is base or older in overlays:
+                continue
+            note = f"superseded by run {base.manifest.run_id} (attempt {attempt})"
             notes.append(Note(cell=cell_id, source=str(older.path), note=note))
-        kept.append(latest)
+        kept.append(ColumnRuns(base, overlays))
     return kept, notes
+
+
+def overlay(base: CellResult, later: Sequence[CellResult]) -> tuple[CellResult, dict[str, int]]:
+    """The base run's tests with each later partial run's results laid over them, in run order: a
+    test a later run selected takes that run's result, marked with its run and start; every other
+    test keeps the base's. Also: how many tests of each feature came from a later run."""
+    position = {nodeid: i for i, nodeid in enumerate(base.nodeids)}
+    nodeids, features, results = list(base.nodeids), list(base.test_features), list(base.results)
+    errors = list(base.errors)
+    info = dict(base.features)
+    for run in later:
+        stamp = {"run": run.manifest.run_id, "at": run.manifest.started_at}
+        for nodeid, feature, result in zip(run.nodeids, run.test_features, run.results, strict=True):
+            marked = dataclasses.replace(result, **stamp)
+            at = position.get(nodeid)
+            if at is None:
+                position[nodeid] = len(nodeids)
+                nodeids.append(nodeid)
+                features.append(feature)
+                results.append(marked)
+            else:
+                features[at], results[at] = feature, marked
+        errors += run.errors
+        info.update(run.features)
+    from_later: Counter[str] = Counter(
+        (f or UNASSIGNED) for f, r in zip(features, results, strict=True) if r.run is not None
+    )
+    merged = CellResult(
+        path=base.path,
+        manifest=base.manifest,
+        nodeids=nodeids,
+        test_features=features,
+        results=results,
+        errors=errors,
+        features=info,
+        notes=list(base.notes),
+    )
+    return merged, dict(from_later)
 
 
 # -- reading cells (in parallel) ------------------------------------------------------------
@@ -151,6 +222,29 @@ def _roll_cell(cell: CellResult) -> _Read:
     ran = any(r.outcome is not Outcome.NOT_RUN for r in by_id.values())
     rolled = {fid: roll_up_counted(pairs, no_data=not ran) for fid, pairs in grouped.items()}
     return _Read(cell, rolled, ran)
+
+
+def _composite(base: _Read, later: Sequence[_Read]) -> tuple[_Read, tuple[RunInfo, ...]]:
+    """A column built from its base run and the later partial runs laid over it (see overlay())."""
+    if not later:
+        return base, ()
+    merged, from_later = overlay(base.cell, [r.cell for r in later])
+    read = _roll_cell(merged)
+    read.rolled = {
+        fid: dataclasses.replace(cell, overlay=from_later[fid]) if from_later.get(fid) else cell
+        for fid, cell in read.rolled.items()
+    }
+    taken = Counter(r.run for r in merged.results)
+    runs = tuple(
+        RunInfo(
+            run_id=m.run_id,
+            started_at=m.started_at,
+            selection=m.selection.to_json() if m.selection else None,
+            tests=taken[None if n == 0 else m.run_id],
+        )
+        for n, m in enumerate([base.cell.manifest, *(r.cell.manifest for r in later)])
+    )
+    return read, runs
 
 
 def _ingest(path: Path) -> _Read | Problem:
@@ -287,6 +381,7 @@ class _Added:
     rolled: dict[str, FeatureCell]
     ran: bool
     release: str | None = None  # a placeholder's release series (a planned or not-shipped column)
+    runs: tuple[RunInfo, ...] = ()  # a composite column's runs, base first
 
     @property
     def torch(self) -> str | None:
@@ -297,15 +392,16 @@ class _Builder:
     """Merges the cells' test rows as each cell arrives (in any order), then builds the model in
     column order: the matrix does not depend on the order cells were given or finished in."""
 
-    def __init__(self) -> None:
+    def __init__(self, stated: Mapping[str, FeatureInfo] | None = None) -> None:
         self.registry = load_registry()
+        self.stated = stated or {}  # the rows as the features file states them now: over the cells' copies
         self.results: dict[str, dict[str, TestResult]] = {}  # test id -> column -> result
         self.feature_of: dict[str, str] = {}  # test id -> its row, as the first column to add it said
         # test id -> column -> feature, for the few tests whose columns put them in different rows
         self.disputed: dict[str, dict[str, str]] = {}
         self.cells: list[_Added] = []
 
-    def add(self, read: _Read) -> None:
+    def add(self, read: _Read, runs: tuple[RunInfo, ...] = ()) -> None:
         cell = read.cell
         column_id = cell.cell_id
         nodeids, results = cell.nodeids, cell.results
@@ -329,7 +425,7 @@ class _Builder:
                     disputed.setdefault(nodeid, {next(iter(row)): row_feature})[column_id] = feature
                 row[column_id] = result
         self.cells.append(
-            _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran)
+            _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran, runs=runs)
         )
 
     def add_missing(self, entry: dict[str, Any]) -> None:
@@ -399,6 +495,9 @@ class _Builder:
                     if name not in fields or stamp >= fields[name][0]:
                         fields[name] = (stamp, value)
             seen.update(dict.fromkeys(cell.rolled))
+        for fid, info in self.stated.items():
+            if fid in meta or fid in seen:
+                meta.setdefault(fid, {}).update({name: ("\uffff", value) for name, value in info.to_json().items()})
         order = [fid for fid in meta if fid != UNASSIGNED]
         order += [fid for fid in seen if fid not in meta and fid != UNASSIGNED]
         if UNASSIGNED in seen:
@@ -417,6 +516,8 @@ class _Builder:
                     source=info.get("source"),
                     scope=scope,
                     apis=tuple(info.get("apis") or ()),
+                    devices=tuple(info.get("devices") or ()),
+                    groups=tuple(FeatureGroup.from_json(g) for g in info.get("groups") or ()),
                 )
             )
         return features
@@ -450,7 +551,7 @@ class _Builder:
         """A cell written before channels: what its torch version implies (None without a torch)."""
         return self.registry.channel_of(manifest.torch) if manifest.torch else None
 
-    def column_order(self, cell: _Added | _Input) -> tuple[Any, ...]:
+    def column_order(self, cell: _Added | CellInput) -> tuple[Any, ...]:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
         manifest = cell.manifest
@@ -461,7 +562,50 @@ class _Builder:
             manifest.cell_id,
         )
 
+    def in_release(
+        self,
+        feature: Feature,
+        cell: FeatureCell,
+        added: _Added,
+        release: str | None,
+        family: str | None,
+        notes: list[Note],
+    ) -> FeatureCell:
+        """The roll-up of `feature` on a column of torch `release` and device `family`: "not in this
+        release" where the build cannot have it (its tests still show, never judge); a group of its
+        tests that arrived after `release` left out of the judgement."""
+        column_id = added.manifest.cell_id
+        reason = feature.not_in(release, family)
+        if reason is None:
+            late = [g for g in feature.groups if arrived_after(g.since, release)]
+            return self.without_groups(feature.id, column_id, late) if late and cell.counts else cell
+        early = sum(cell.counts.get(o, 0) for o in GOOD) if arrived_after(feature.since, release) else 0
+        if early:
+            notes.append(
+                Note(
+                    cell=column_id,
+                    source=feature.id,
+                    note=f"{feature.id}: {early} test(s) passed on torch {added.torch or release}, before the "
+                    f"feature's release {feature.since} (present earlier than announced?)",
+                )
+            )
+        return dataclasses.replace(cell, state=Rollup.NOT_IN_RELEASE, reason=reason, early=early)
+
+    def without_groups(self, fid: str, column_id: str, late: Sequence[FeatureGroup]) -> FeatureCell:
+        """A feature's roll-up on one column without the tests of its groups that arrived later."""
+        kept: list[TestResult] = []
+        later = 0
+        for nodeid, feature in self.feature_of.items():
+            if feature != fid or column_id not in (row := self.results[nodeid]):
+                continue
+            if any(g.matches(nodeid) for g in late):
+                later += 1
+            else:
+                kept.append(row[column_id])
+        return dataclasses.replace(roll_up(kept) if kept else _NOTHING_TO_JUDGE, later=later)
+
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
+        notes = list(notes)
         cells = sorted([*self.cells, *self.not_shipped()], key=self.column_order)
         features = self.features(cells)
         feature_ids = [f.id for f in features]
@@ -483,8 +627,13 @@ class _Builder:
                 state = ColumnState.PARTIAL_RUN
             totals: Counter[Outcome] = Counter()
             states: Counter[Rollup] = Counter()
-            for fid in feature_ids:
+            release = added.release or (version.minor if (version := parse_version(manifest.torch)) else None)
+            family = _family_of(manifest)
+            for feature in features:
+                fid = feature.id
                 cell = rolled.get(fid) or _absent_cell(shipped, added.ran)
+                if shipped:
+                    cell = self.in_release(feature, cell, added, release, family, notes)
                 grid[fid][column_id] = cell
                 totals.update(cell.counts)
                 if fid in scored:
@@ -511,7 +660,7 @@ class _Builder:
                     else Score(
                         supported=states[Rollup.SUPPORTED],
                         judged=sum(states[s] for s in VERDICT_STATES),
-                        features=len(scored),
+                        features=len(scored) - states[Rollup.NOT_IN_RELEASE],
                         states=dict(states),
                     ),
                     source=source,
@@ -522,6 +671,8 @@ class _Builder:
                     release=added.release if not shipped else None,
                     device_api=manifest.environment.device_api if manifest.environment else {},
                     channel=manifest.channel or self._channel_of(manifest),
+                    runs=added.runs,
+                    partial=manifest.partial,
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)
@@ -552,6 +703,15 @@ def _absent_cell(shipped: bool, ran: bool) -> FeatureCell:
     return _NOTHING_TO_JUDGE if ran else roll_up((), no_data=True)
 
 
+def _family_of(manifest: Manifest) -> str | None:
+    """The device family of a cell's build: its backend's (cu132: cuda, also run CPU-only), else the probe's."""
+    variant = parse_variant(_backend_of(manifest))
+    if variant:
+        return variant.family
+    build = manifest.environment.build if manifest.environment else None
+    return build if build in DEVICE_FAMILIES else None
+
+
 def _backend_of(manifest: Manifest) -> str:
     """The manifest's backend, old ids read as today's variant (`rocm` was ROCm 7.2)."""
     return LEGACY_IDS.get(manifest.backend, manifest.backend)
@@ -569,29 +729,54 @@ def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) ->
 
 
 def merge_cell_dirs(
-    paths: Iterable[Path], expected: Sequence[dict[str, Any]] = (), *, jobs: int | None = None
+    paths: Iterable[Path],
+    expected: Sequence[dict[str, Any]] = (),
+    *,
+    jobs: int | None = None,
+    features: Mapping[str, FeatureInfo] | None = None,
 ) -> Matrix:
-    """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing."""
+    """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing.
+    `features`: the rows as the suites' features file states them now (a release, device families,
+    groups), over what each cell recorded when it ran."""
     with gcpause.paused():
-        return _merge(paths, expected, jobs)
+        return _merge(paths, expected, jobs, features)
 
 
-def _merge(paths: Iterable[Path], expected: Sequence[dict[str, Any]], jobs: int | None) -> Matrix:
+def _merge(
+    paths: Iterable[Path],
+    expected: Sequence[dict[str, Any]],
+    jobs: int | None,
+    features: Mapping[str, FeatureInfo] | None = None,
+) -> Matrix:
     inputs, problems = _read_manifests(paths)
     kept, notes = deduplicate(inputs)
-    builder = _Builder()
+    builder = _Builder(features)
     # Read in column order: each row then takes its results in the order the matrix shows them.
     order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i]))
+    owner = [(i, pos) for i in order for pos in range(1 + len(kept[i].overlays))]
+    runs_of = {i: (kept[i].base, *kept[i].overlays) for i in order}
+    paths = [runs_of[i][pos].path for i, pos in owner]
     present: list[str] = []
-    failed: dict[int, Problem] = {}
-    for index, result in ingest_cells([kept[i].path for i in order], jobs):
-        item = order[index]
+    failed: dict[tuple[int, int], Problem] = {}
+    waiting: dict[int, dict[int, _Read]] = {}
+    for index, result in ingest_cells(paths, jobs):
+        item, pos = owner[index]
         if isinstance(result, Problem):
-            failed[item] = result
+            failed[(item, pos)] = result
+        elif not kept[item].overlays:
+            builder.add(result)
+            present.append(kept[item].cell_id)
             continue
-        builder.add(result)
-        present.append(kept[item].cell_id)
-    problems.extend(failed[i] for i in sorted(failed))  # in the order the cells were given
+        else:
+            waiting.setdefault(item, {})[pos] = result
+        arrived = waiting.get(item, {})
+        if len(arrived) + sum(1 for key in failed if key[0] == item) < len(runs_of[item]):
+            continue  # a composite column waits for all its runs
+        if 0 in arrived:  # a base that cannot be read loses the column, as a single run does
+            builder.add(*_composite(arrived[0], [arrived[p] for p in sorted(arrived) if p]))
+            present.append(kept[item].cell_id)
+        waiting.pop(item, None)
+    problems.extend(failed[key] for key in sorted(failed))  # in the order the cells were given
     for entry in missing_cells(expected, present):
         builder.add_missing(entry)
     return builder.build(problems, notes)

@@ -24,8 +24,15 @@ from harness.registry import FAMILIES, load_registry
 @dataclass
 class GateResult:
     reasons: list[tuple[str, str]] = field(default_factory=list)  # (column id or backend, why)
-    checked: list[str] = field(default_factory=list)  # the column ids the gate judged
+    checked: list[str] = field(default_factory=list)  # the column ids the gate selected
     notes: list[str] = field(default_factory=list)  # what a reader of a PASS should know
+    # selected columns no condition could judge, with why (NO DATA under --any-failure, not in the baseline)
+    not_judged: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> list[str]:
+        """The selected columns some condition judged: the ones a PASS speaks for."""
+        return [c for c in self.checked if c not in self.not_judged]
 
     @property
     def failed(self) -> bool:
@@ -118,6 +125,7 @@ def evaluate_gate(
         raise UsageError("--new-regressions needs --baseline OLD_MATRIX")
     selection = select_columns(matrix, backends, no_data=no_data)
     columns = selection.columns
+    regress_unjudged: dict[str, str] = {}
     result = GateResult(checked=[c.id for c in columns])
     for name in selection.missing:
         result.reasons.append((name, selection.why_missing[name]))
@@ -148,6 +156,7 @@ def evaluate_gate(
                 why = "NO DATA now, so they show no regression"
             unjudged.setdefault(why, []).append(column.id)
         result.notes += [f"{', '.join(ids)}: {why}" for why, ids in unjudged.items()]
+        regress_unjudged = {cid: why for why, ids in unjudged.items() for cid in ids}
         if not judged.intersection(result.checked) and not (any_failure or no_data):
             raise UsageError(
                 "--new-regressions compared nothing: no selected column has results both here and in the baseline "
@@ -157,4 +166,29 @@ def evaluate_gate(
         for column in columns:
             if column.state is ColumnState.NO_DATA:
                 result.reasons.append((column.id, f"NO DATA ({column.error or 'no test results'})"))
+    for column in columns:  # what no condition could judge (--no-data judges every selected column)
+        if no_data:
+            continue
+        why = None
+        if new_regressions and column.id in regress_unjudged and not (any_failure and column.has_data):
+            why = regress_unjudged[column.id]
+        elif any_failure and not new_regressions and not column.has_data:
+            why = "NO DATA: no test results to judge"
+        if why:
+            result.not_judged[column.id] = why
+    # A note is for a column judged otherwise; a column nothing judged is named once, on the PASS line.
+    grouped: dict[str, list[str]] = {}
+    for cid, why in regress_unjudged.items():
+        if cid not in result.not_judged:
+            grouped.setdefault(why, []).append(cid)
+    result.notes = [f"{', '.join(ids)}: new regressions not judged: {why}" for why, ids in grouped.items()]
+    if not result.judged and not result.reasons:
+        raise UsageError(
+            "the gate judged no column: " + "; ".join(f"{cid}: {why}" for cid, why in result.not_judged.items()),
+            hint="merge cells with results, or add --no-data to fail on NO DATA",
+        )
+    if not backends:
+        for column in matrix.columns:
+            if not column.shipped:
+                result.not_judged[column.id] = "not shipped upstream: nothing ran"
     return result

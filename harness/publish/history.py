@@ -26,7 +26,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -128,6 +128,8 @@ class ColumnSummary:
     suite_sha: str | None
     started_at: str | None
     features: Mapping[str, Rollup]
+    # test id -> "run <id> started <when>" for the tests whose result came from a later partial run
+    reruns: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def has_data(self) -> bool:
@@ -149,6 +151,7 @@ class ColumnSummary:
             "suite_sha": self.suite_sha,
             "started_at": self.started_at,
             "features": {fid: state.value for fid, state in self.features.items()},
+            **({"reruns": dict(self.reruns)} if self.reruns else {}),
         }
 
     @classmethod
@@ -164,6 +167,7 @@ class ColumnSummary:
             suite_sha=data.get("suite_sha"),
             started_at=data.get("started_at"),
             features={str(k): Rollup(v) for k, v in (data.get("features") or {}).items()},
+            reruns={str(k): str(v) for k, v in (data.get("reruns") or {}).items()},
         )
 
 
@@ -249,6 +253,9 @@ def summarize(matrix: Matrix) -> RunSummary:
                 suite_sha=env.suite_sha,
                 started_at=env.started_at,
                 features={fid: cells[column.id].state for fid, cells in matrix.cells.items() if column.id in cells},
+                reruns={row.id: f"run {r.run} started {r.at or '?'}" for row, r in matrix.results(column.id) if r.run}
+                if column.composite
+                else {},
             )
         )
     return RunSummary(generated_at=matrix.generated_at, run=run_key(matrix), columns=tuple(columns), run_url=run_url())

@@ -30,6 +30,7 @@ from harness.cell import (
     Manifest,
     Planned,
     RunnerInfo,
+    Selection,
     building_cell,
     default_cell_id,
     new_manifest,
@@ -223,6 +224,9 @@ def _new_cell(
             features=str(opts.features_file) if opts.features_file else None,
         ),
     )
+    selection = Selection.of(opts.tests, opts.pytest_args)
+    if selection is not None:  # a partial run: the merge lays it over the cell id's complete run
+        manifest = dataclasses.replace(manifest, selection=selection)
     if variant:
         manifest = dataclasses.replace(manifest, variant=variant, variant_reason=variant_reason)
     with building_cell(opts.results_dir, cell_id) as cell:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.cell import FeatureInfo
 from harness.errors import UsageError
+from harness.model import DEVICE_FAMILIES
 
 
 def load_features(suites_dir: Path, path: Path | None = None) -> dict[str, FeatureInfo]:
@@ -26,7 +27,14 @@ def load_features(suites_dir: Path, path: Path | None = None) -> dict[str, Featu
     features = data.get("features")
     if not isinstance(features, dict):
         raise UsageError(f"{path}: needs [features.<id>] tables")
-    return {str(fid): FeatureInfo.from_json(info) for fid, info in features.items() if isinstance(info, dict)}
+    rows = {str(fid): FeatureInfo.from_json(info) for fid, info in features.items() if isinstance(info, dict)}
+    for fid, info in rows.items():
+        unknown = sorted(set(info.devices) - set(DEVICE_FAMILIES))
+        if unknown:
+            raise UsageError(
+                f"{path}: features.{fid}.devices: unknown device famil(ies) {unknown}; known: {DEVICE_FAMILIES}"
+            )
+    return rows
 
 
 def suite_sha(suites_dir: Path) -> str:

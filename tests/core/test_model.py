@@ -112,6 +112,8 @@ def _full_result() -> TestResult:
         strict=True,
         signal="SIGSEGV",
         extra_messages=("teardown failed",),
+        run="20261201T200409Z-3c9c60",
+        at="2026-12-01T20:04:09Z",
     )
 
 

@@ -193,7 +193,7 @@ def test_json_round_trip_validates(cells, tmp_path):
     loaded = load_matrix(path).to_json()
     validate_matrix(loaded)
     assert loaded == matrix.to_json(), "matrix.json holds the model, all of it"
-    assert loaded["schema_version"] == "1.2"
+    assert loaded["schema_version"] == "1.3"
     assert loaded["alignment"]["aligned"] is True
     tests = {t["id"]: t for t in loaded["tests"]}
     assert tests["beta/test_beta.py::test_beta_fails"]["results"]["cpu-runner-a"]["message"].startswith(
@@ -406,6 +406,8 @@ def test_a_result_survives_the_trip_from_a_worker_with_every_field():
         strict=True,
         signal="SIGSEGV",
         extra_messages=("e",),
+        run="r2",
+        at="2026-12-01T20:04:09Z",
     )
     defaults = TestResult(outcome=Outcome.PASSED)
     assert all(getattr(result, f.name) != getattr(defaults, f.name) for f in dataclasses.fields(TestResult))

@@ -31,6 +31,8 @@ EVERY_FIELD = TestResult(
     strict=False,
     signal="SIGABRT",
     extra_messages=("teardown: boom",),
+    run="20261201T200409Z-3c9c60",
+    at="2026-12-01T20:04:09Z",
 )
 
 

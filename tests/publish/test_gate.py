@@ -70,7 +70,7 @@ def test_any_failure_fails_on_existing_failures(files, capsys) -> None:
 def test_gate_per_backend(files, capsys) -> None:
     args = ["gate", str(files["new_two"]), "--baseline", str(files["base_two"]), "--new-regressions"]
     assert main([*args, "--backend", "cu130"]) == 0
-    assert capsys.readouterr().out == "gate: PASS on cu130 (no new regressions)\n"
+    assert capsys.readouterr().out == "gate: PASS on cu130 (no new regression)\n"
     assert main([*args, "--backend", "cpu"]) == 1
     captured = capsys.readouterr()
     assert REGRESSED in captured.out and "cu130" not in captured.out + captured.err
@@ -86,7 +86,7 @@ def test_a_failure_names_the_failing_columns_and_a_pass_the_judged_ones(files, c
     assert fails == [f"gate: FAIL cpu: new regression {REGRESSED} (passed -> failed)"]
     assert captured.err == "harness: error: gate failed on cpu (1 reason(s))\n"
     assert main(["gate", str(files["base_two"]), "--baseline", str(files["base_two"]), "--new-regressions"]) == 0
-    assert capsys.readouterr().out == "gate: PASS on cpu, cu130 (no new regressions)\n"
+    assert capsys.readouterr().out == "gate: PASS on cpu, cu130 (no new regression)\n"
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_no_data_in_the_baseline_is_never_a_regression(files, tmp_path: Path, ca
     args = ["gate", str(files["new_two"]), "--baseline", str(tmp_path / "nodata-base.json"), "--new-regressions"]
     assert main(args) == 1
     captured = capsys.readouterr()
-    assert "gate: note: cu130: NO DATA in the baseline, so nothing of them can be new" in captured.out
+    assert "gate: not judged: cu130: NO DATA in the baseline, so nothing of them can be new" in captured.out
     assert [line for line in captured.out.splitlines() if "FAIL" in line] == [
         f"gate: FAIL cpu: new regression {REGRESSED} (passed -> failed)"
     ], "cu130's failing tests (known_bad, markup) are not new: it had no data before"
@@ -145,7 +145,7 @@ def test_a_known_issue_is_never_a_regression(files, tmp_path: Path, capsys) -> N
         write_matrix(Matrix.from_json(new), tmp_path / f"known-{outcome}.json")
         args = ["gate", str(tmp_path / f"known-{outcome}.json"), "--baseline", str(files["base"]), "--new-regressions"]
         assert main([*args, "--backend", "cpu"]) == 0, capsys.readouterr()
-        assert capsys.readouterr().out.endswith("gate: PASS on cpu (no new regressions)\n")
+        assert capsys.readouterr().out.endswith("gate: PASS on cpu (no new regression)\n")
 
 
 def test_no_data_condition(files, capsys) -> None:
@@ -186,3 +186,35 @@ def test_by_build_compares_a_pull_requests_column_with_the_nightlys_of_the_same_
     assert "compared nothing" in capsys.readouterr().err
     assert main([*args, "--backend", "cpu", "--by-build"]) == 1
     assert f"gate: FAIL cpu: new regression {REGRESSED} (passed -> failed)" in capsys.readouterr().out
+
+
+def test_the_pass_line_names_only_the_judged_columns_and_why_the_others_were_not(files, capsys) -> None:
+    """The issue's case: columns the baseline lacks are not judged by --new-regressions; the PASS line
+    says so instead of naming them as judged."""
+    args = ["gate", str(files["base_two"]), "--baseline", str(files["base"]), "--new-regressions"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        "gate: PASS on cpu (no new regression); "
+        "not judged: cu130 (not in the baseline, so nothing of them can be new)\n"
+    )
+
+
+def test_a_no_data_column_is_not_judged_by_any_failure_and_nothing_judged_is_no_pass(files, tmp_path, capsys) -> None:
+    data = load_matrix(files["base_two"]).to_json()
+    for column in data["columns"]:
+        if column["id"] == "cu130":
+            column.update(state="no-data", score=None, counts={})
+    for test in data["tests"]:
+        test["results"].pop("cu130", None)
+        if "cpu" in test["results"] and test["results"]["cpu"]["outcome"] in ("failed", "error"):
+            test["results"]["cpu"] = {"outcome": "passed"}
+    write_matrix(Matrix.from_json(data), tmp_path / "m.json")
+    assert main(["gate", str(tmp_path / "m.json"), "--any-failure"]) == 0
+    assert capsys.readouterr().out == (
+        "gate: PASS on cpu (no failing test); not judged: cu130 (NO DATA: no test results to judge)\n"
+    )
+    assert main(["gate", str(tmp_path / "m.json"), "--any-failure", "--backend", "cu130"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness: error: the gate judged no column: cu130: NO DATA") and "PASS" not in err
+    assert main(["gate", str(tmp_path / "m.json"), "--any-failure", "--no-data"]) == 1  # asked about: a FAIL

@@ -16,6 +16,7 @@ from harness.matrix_json import load_matrix, write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.publish.render.markdown import render_markdown
+from tests.committed import stated_features
 from tests.conftest import REPO
 
 CELLS = Path("tests") / "data" / "cells"
@@ -31,7 +32,7 @@ def matrix() -> Matrix:
     here = Path.cwd()
     os.chdir(REPO)
     try:
-        merged = merge_cell_dirs(sorted(p for p in CELLS.iterdir() if p.is_dir()))
+        merged = merge_cell_dirs(sorted(p for p in CELLS.iterdir() if p.is_dir()), features=stated_features())
     finally:
         os.chdir(here)
     return dataclasses.replace(merged, generated_at=FIXED_TIME)

@@ -455,3 +455,49 @@ def test_the_page_takes_failing_outcomes_from_its_data(browser, site, tmp_path: 
     p.wait_count(f"{len(xfailed)} of")
     assert sorted(p.tests_shown()) == xfailed and xfailed
     p.close()
+
+
+def test_not_in_this_release_composite_columns_and_the_legend_in_a_browser(
+    browser, tmp_path: Path, artifacts_dir: Path
+) -> None:
+    """The committed real cells with the suites' features file: rows a build cannot have read "not in
+    this release", the release view says ARRIVED; a later partial run of cpu-2.13.0 (a sample suite's
+    run restated) makes that column a composite whose overlaid tests name their run."""
+    import json
+    import shutil
+
+    from tests.committed import CELLS, SAMPLES, stated_features
+
+    later = tmp_path / "later"
+    shutil.copytree(SAMPLES / "publishing-new", later)
+    manifest = json.loads((later / "manifest.json").read_text())
+    manifest.update(cell_id="cpu-2.13.0", run_id="r-partial", started_at="2026-12-02T00:00:00Z")
+    manifest["selection"] = {"keyword": "sample"}
+    (later / "manifest.json").write_text(json.dumps(manifest))
+    cells = sorted(p for p in CELLS.iterdir() if p.is_dir())
+    matrix = merge_cell_dirs([*cells, later], features=stated_features(), jobs=1)
+    overlaid = next(row.id for row, r in matrix.results("cpu-2.13.0") if r.run == "r-partial")
+    page_path = tmp_path / "page.html"
+    page_path.write_text(render_html(matrix), encoding="utf-8")
+    p = Page(browser, page_path.as_uri())
+    page = p.page
+    rocm = page.locator("tr.feature[data-feature='rocm_builds'] td.state")
+    assert [rocm.nth(i).get_attribute("data-state") for i in range(3)] == ["not-in-release"] * 3
+    assert "not in this release" in rocm.nth(2).inner_text() and "ROCm builds only" in rocm.nth(2).inner_text()
+    head = page.locator("th.col[data-col='cpu-2.13.0']").inner_text()
+    assert "COMPOSITE OF 2 RUNS" in head
+    legend = page.locator("#legend").inner_text()
+    assert "judged without N host-side tests" in legend and "CPU only" in legend and "not in this release" in legend
+    page.select_option("#f-release", "0")
+    page.wait_for_selector("#releases table.releases")
+    arrived = page.locator("#releases tr[data-feature='scaled_mm_mx'] td.state[data-arrived='1']")
+    assert arrived.count() == 1 and "ARRIVED IN 2.14" in arrived.inner_text()
+    page.screenshot(path=str(artifacts_dir / "matrix-page-not-in-release.png"))
+    feature = next(row.feature for row in matrix.tests if row.id == overlaid)
+    page.locator(f"tr.feature[data-feature='{feature}'] button.toggle").click()
+    page.locator(f"tr.test[data-test='{overlaid}'] td[data-col='cpu-2.13.0'] button").click()
+    page.wait_for_selector("#detail-body[data-ready]")
+    detail = page.locator("#detail").inner_text()
+    assert "result from" in detail and "run r-partial started 2026-12-02T00:00:00Z" in detail
+    assert not p.errors, p.errors
+    p.close()

@@ -86,3 +86,28 @@ def test_detail_is_dropped_to_fit_the_limit(matrix):
     assert "more (see matrix.json or the HTML page)" in fitted
     tiny = render_markdown(big, limit=4_000)
     assert len(tiny.encode()) <= 4_000 and "| Feature |" in tiny
+
+
+def test_an_empty_matrix_says_it_has_no_columns_instead_of_a_broken_table() -> None:
+    """Issue 28: a matrix without columns printed `| Feature | Since |  |` over a two-column rule."""
+    from tests.committed import releases_matrix
+
+    full = releases_matrix()
+    empty = Matrix.from_json({**full.to_json(), "columns": [], "tests": [], "cells": {f.id: {} for f in full.features}})
+    text = render_markdown(empty)
+    assert "| Feature | Since |" not in text
+    assert "_No columns: no cell results were merged (run `harness` or `harness merge <cells>`)._" in text
+    table = [line for line in render_markdown(full).splitlines() if line.startswith("|")][:2]
+    assert table[0].count(" | ") + 1 == table[1].count("---|"), "a header and its rule have as many columns"
+
+
+def test_the_legend_explains_host_side_tests_cpu_only_columns_and_composites() -> None:
+    from tests.committed import releases_matrix
+
+    text = render_markdown(releases_matrix())
+    marks = next(line for line in text.splitlines() if line.startswith("Marks: "))
+    assert "_judged without N host-side tests_: tests of host-side logic" in marks
+    assert (
+        "_CPU only (a column's heading, or the page's CPU-ONLY tag)_: a CUDA, ROCm or XPU build run on a host" in marks
+    )
+    assert "_composite of N runs_" in marks and "▫️ **not in this release**" in text

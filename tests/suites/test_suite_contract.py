@@ -18,6 +18,7 @@ import tomllib
 
 import pytest
 
+from harness.model import DEVICE_FAMILIES
 from tests.suites.support_modules import SUITES, load
 
 FAST = True  # no torch, no suite run: stays in the fast tier (tests/suites/conftest.py)
@@ -38,7 +39,7 @@ WITHOUT_SOURCE = {
     "quantization",
     "memory",
 }
-ROW_KEYS = {"title", "since", "source", "sources", "claim", "apis", "notes", "scope", "groups"}
+ROW_KEYS = {"title", "since", "devices", "source", "sources", "claim", "apis", "notes", "scope", "groups"}
 GROUP_KEYS = {"match", "since", "source", "claim"}
 RELEASE = re.compile(r"\d+\.\d+")
 TAG = re.compile(r"^\[(unsupported|hardware|dependency|known-issue)(?: ([^\]]+))?\]\s*")
@@ -84,6 +85,11 @@ def test_feature_row_fields(feature: str) -> None:
         assert isinstance(url, str) and url.startswith("https://") and " " not in url, f"{feature}: bad URL {url!r}"
     assert "sources" not in row or "source" in row, f"{feature}: 'sources' needs 'source' as the main one"
     assert all(isinstance(a, str) and a.startswith("torch") for a in row.get("apis", [])), f"{feature}: apis"
+    if "devices" in row:
+        devices = row["devices"]
+        assert isinstance(devices, list) and devices and set(devices) <= set(DEVICE_FAMILIES), (
+            f"{feature}: devices {devices!r} must be a non-empty list of {DEVICE_FAMILIES}"
+        )
 
 
 @pytest.mark.parametrize("feature", [f for f in FEATURES if FEATURES[f].get("groups")])

@@ -10,6 +10,7 @@ from html import escape
 from typing import Final
 
 from harness.model import Column, Matrix
+from harness.outcomes import Rollup
 
 GREY: Final = "#9f9f9f"
 LABEL_GREY: Final = "#555"
@@ -73,6 +74,9 @@ def column_badge(column: Column) -> str:
     if not column.has_data or score is None:
         return badge_svg(label, "no data", GREY)
     message = f"{score.supported}/{score.judged} features"
+    absent = score.states.get(Rollup.NOT_IN_RELEASE, 0)
+    if absent:  # rows the build cannot have: never scored, and said so
+        message += f", {absent} not in this release"
     return badge_svg(label, message, colour_for(score.supported, score.judged))
 
 

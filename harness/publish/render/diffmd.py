@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from harness.outcomes import BAD
+from harness.outcomes import BAD, Rollup
 from harness.publish.diff import ChangeKind, ColumnDiff, DiffReport
 from harness.publish.render.markdown import state_label
 from harness.publish.render.mdtext import code, text
@@ -77,9 +77,12 @@ def render_diff_markdown(report: DiffReport, max_items: int = 200) -> str:
         if moved:
             lines += ["", "| Feature | Before | After | Newly failing | Newly passing |", "|---|---|---|---|---|"]
             for change in moved:
+                after = state_label(change.after)
+                if change.before is Rollup.NOT_IN_RELEASE and change.after is not Rollup.NOT_IN_RELEASE:
+                    after += " (arrived: the older build could not have it)"  # not a fix
                 lines.append(
                     f"| {text(change.title)} ({code(change.feature)}) | {state_label(change.before)} | "
-                    f"{state_label(change.after)} | {change.newly_failing} | {change.newly_passing} |"
+                    f"{after} | {change.newly_failing} | {change.newly_passing} |"
                 )
         for kind in ChangeKind:
             entries = column.changes[kind]

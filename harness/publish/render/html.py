@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from harness import jsonio
 from harness.model import Column, Matrix, trim
-from harness.outcomes import BAD, GOOD, ROLLUP_MEANING, Outcome, Rollup
+from harness.outcomes import BAD, GOOD, LEGEND_NOTES, ROLLUP_MEANING, Outcome, Rollup
 from harness.publish.diff import diff_columns, release_pairs
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
@@ -87,6 +87,8 @@ def _column(column: Column) -> dict[str, Any]:
         "score": column.score.to_json() if column.score else None,
         "run_url": env.run_url,
         "when": env.finished_at or env.started_at,
+        "runs": [r.to_json() for r in column.runs],
+        "partial": column.partial,
         "env": [[_ENV_LABELS[key], str(value)] for key, value in env.items() if key in _ENV_LABELS],
     }
 
@@ -145,6 +147,7 @@ def page_data(
         "good": sorted(o.value for o in GOOD),
         "outcome_symbols": {o.value: PAGE_OUTCOME_SYMBOLS[o] for o in Outcome},
         "states": {r.value: {"symbol": PAGE_STATE_SYMBOLS[r], "meaning": ROLLUP_MEANING[r]} for r in Rollup},
+        "legend_notes": list(LEGEND_NOTES),
         "columns": [_column(c) for c in columns],
         "features": [
             {

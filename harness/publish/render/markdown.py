@@ -8,7 +8,16 @@ from collections.abc import Callable
 from typing import Final
 
 from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix
-from harness.outcomes import BAD, OUTCOME_SYMBOLS, ROLLUP_MEANING, ROLLUP_SYMBOLS, Outcome, Rollup, Scope
+from harness.outcomes import (
+    BAD,
+    LEGEND_NOTES,
+    OUTCOME_SYMBOLS,
+    ROLLUP_MEANING,
+    ROLLUP_SYMBOLS,
+    Outcome,
+    Rollup,
+    Scope,
+)
 from harness.publish.diff import FeatureChange, diff_columns, release_pairs
 from harness.publish.render import figures as figs
 from harness.publish.render.mdtext import code, first_line, link, text
@@ -17,8 +26,15 @@ GITHUB_SUMMARY_LIMIT: Final = 1024 * 1024
 _PROBLEMS: Final = tuple(o for o in Outcome if o in BAD)  # the failing outcomes, in taxonomy order
 
 
+_STATE_WORDS: Final = {
+    Rollup.NO_DATA: "NO DATA",
+    Rollup.NOT_SHIPPED: "not shipped",
+    Rollup.NOT_IN_RELEASE: "not in this release",
+}
+
+
 def state_word(state: Rollup) -> str:
-    return "NO DATA" if state is Rollup.NO_DATA else "not shipped" if state is Rollup.NOT_SHIPPED else state.value
+    return _STATE_WORDS.get(state, state.value)
 
 
 def state_label(state: Rollup) -> str:
@@ -47,6 +63,10 @@ def column_head(column: Column) -> str:
         head += f"<br>torch {text(column.environment.torch)}"
     elif column.state is ColumnState.NOT_SHIPPED:
         head += f"<br>torch {text(column.release_series or '?')}"
+    if column.composite:
+        head += f"<br>_composite of {len(column.runs)} runs_"
+    elif column.partial:
+        head += "<br>_partial: a selection of tests_"
     return head
 
 
@@ -86,6 +106,11 @@ def environment_line(column: Column) -> str:
         if not column.run_id:  # planned, and nothing arrived: there is no environment to tell
             return f"{head}: **NO DATA**: {text(column.error or 'no test results')}"
         return f"{head}: **NO DATA**: {text(column.error or 'no test results')} · {line}"
+    if column.composite:
+        later = ", ".join(f"{text(r.run_id)} ({r.tests} test(s))" for r in column.runs[1:])
+        line += f" · composite: base run {text(column.runs[0].run_id)}, then {later}"
+    elif column.partial:
+        line += " · partial: a run of some tests only, no complete run to build on"
     if column.state is ColumnState.PARTIAL_RUN:
         status = column.cell_status.value if column.cell_status else "unknown"
         return f"{head}: ⚠️ partial run ({text(status)}) · {line}"
@@ -94,7 +119,9 @@ def environment_line(column: Column) -> str:
 
 def _table(matrix: Matrix, with_counts: bool) -> list[str]:
     columns = matrix.columns
-    lines = ["| Feature | Since | " + " | ".join(column_head(c) for c in columns) + " |"]
+    if not columns:  # a table needs a column: say so instead of a header that does not render
+        return ["_No columns: no cell results were merged (run `harness` or `harness merge <cells>`)._"]
+    lines = ["| " + " | ".join(["Feature", "Since", *(column_head(c) for c in columns)]) + " |"]
     lines.append("|" + "---|" * (2 + len(columns)))
     for feature in matrix.features:
         title = f"**{text(feature.title)}** ({code(feature.id)})"
@@ -109,10 +136,20 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
                 row.append(state_label(Rollup.NO_DATA))
                 continue
             label = state_label(cell.state)
-            if with_counts and cell.state not in (Rollup.NO_DATA, Rollup.NOT_SHIPPED):
+            if cell.state is Rollup.NOT_IN_RELEASE:
+                label += f"<br>_{text(cell.reason or '')}_"
+                if with_counts and cell.counts:
+                    label += f" · ran: {counts_text(cell)}"
+                if cell.early:
+                    label += f" · {cell.early} passed before its release"
+            elif with_counts and cell.state not in (Rollup.NO_DATA, Rollup.NOT_SHIPPED):
                 label += f"<br>{counts_text(cell) or '_no test of it for this build_'}"
                 if cell.host_tests:
                     label += f" · judged without {cell.host_tests} host-side tests"
+                if cell.overlay:
+                    label += f" · {cell.overlay} from a later rerun"
+                if cell.later:
+                    label += f" · {cell.later} of a part from a later release, not judged"
             row.append(label)
         lines.append("| " + " | ".join(row) + " |")
     score = ["**Features supported**", ""]
@@ -129,7 +166,8 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
 def _legend() -> list[str]:
     states = " · ".join(f"{ROLLUP_SYMBOLS[r]} **{state_word(r)}**: {ROLLUP_MEANING[r]}" for r in Rollup)
     outcomes = " ".join(f"{OUTCOME_SYMBOLS[o]} {o.value}" for o in Outcome)
-    return [f"**Legend.** {states}.", "", f"Test outcomes: {outcomes}."]
+    notes = " · ".join(f"_{note.split(': ', 1)[0]}_: {note.split(': ', 1)[1]}" for note in LEGEND_NOTES)
+    return [f"**Legend.** {states}.", "", f"Test outcomes: {outcomes}.", "", f"Marks: {notes}."]
 
 
 def _figures(matrix: Matrix) -> list[str]:
@@ -180,9 +218,12 @@ def _problem_lists(matrix: Matrix, max_items: int | None, msg_limit: int) -> lis
     return out
 
 
-def _moved(change: FeatureChange) -> str:
-    """`linalg` partial → supported (2 newly passing): a feature that moved between two builds."""
+def _moved(change: FeatureChange, since: str | None = None) -> str:
+    """`linalg` partial → supported (2 newly passing): a feature that moved between two builds; one
+    the older build could not have "arrived in 2.14" (it was not fixed: it was not there)."""
     state = state_word(change.after)
+    if change.before is Rollup.NOT_IN_RELEASE and change.after is not Rollup.NOT_IN_RELEASE:
+        return f"{code(change.feature, table=False)} arrived" + (f" in {text(since)}" if since else "") + f" ({state})"
     if change.before is not change.after:
         state = f"{state_word(change.before)} → {state}"
     counts = [
@@ -204,7 +245,8 @@ def _releases(matrix: Matrix) -> list[str]:
     for old_id, new_id in pairs:
         old, new = matrix.column(old_id), matrix.column(new_id)
         change = diff_columns(matrix, old, matrix, new)  # type: ignore[arg-type]
-        moved = [_moved(f) for f in change.features if f.changed]
+        since = {f.id: f.since for f in matrix.features}
+        moved = [_moved(f, since.get(f.feature)) for f in change.features if f.changed]
         parts = [", ".join(moved) if moved else "no feature changed"]
         if change.new_features:
             parts.append("new rows: " + ", ".join(text(titles.get(f, f)) for f in change.new_features))

@@ -83,12 +83,19 @@ def detail(result: TestResult) -> dict[str, Any]:
         "g": result.signal,
         "h": result.scope.value if result.scope is not Scope.BACKEND else None,
         "x": [trim(m, MESSAGE_CAP) for m in result.extra_messages] or None,
+        "r": result.run,  # a later partial run's result, overlaid on the column's base run
+        "w": result.at,
     }
     return {k: v for k, v in found.items() if v is not None}
 
 
 def _has_detail(result: TestResult) -> bool:
-    return result.outcome is not Outcome.PASSED or bool(result.properties) or result.scope is not Scope.BACKEND
+    return (
+        result.outcome is not Outcome.PASSED
+        or bool(result.properties)
+        or result.scope is not Scope.BACKEND
+        or result.run is not None
+    )
 
 
 def build_parts(
@@ -198,4 +205,10 @@ def history_head(runs: Sequence[RunSummary], results: Sequence[RunResults | None
             "?": "not recorded",
         },
         "durations": {code: duration_of(code) for code in DURATION_ALPHABET},
+        # per column, per run: the tests whose result came from a later partial run of that column
+        "reruns": {
+            c: [dict(next((s.reruns for s in r.columns if s.id == c), {})) for r in runs]
+            for c in columns
+            if any(s.id == c and s.reruns for r in runs for s in r.columns)
+        },
     }

@@ -29,4 +29,5 @@ PAGE_STATE_SYMBOLS: Final[dict[Rollup, str]] = {
     Rollup.NOT_APPLICABLE: "–",
     Rollup.NO_DATA: "?",
     Rollup.NOT_SHIPPED: "∅",
+    Rollup.NOT_IN_RELEASE: "◌",
 }

@@ -78,7 +78,7 @@
   }
   function shellQuote(s) { return /^[\w@%+=:,.\/-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\"'\"'") + "'"; }
   function safeUrl(url) { return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null; }
-  function stateWord(state) { return state === "no-data" ? "NO DATA" : state === "not-shipped" ? "not shipped" : state; }
+  function stateWord(state) { return state === "no-data" ? "NO DATA" : state === "not-shipped" ? "not shipped" : state === "not-in-release" ? "not in this release" : state; }
   function stateLabel(state) { return (D.states[state] ? D.states[state].symbol + " " : "") + stateWord(state); }
   function outcomeLabel(o) { return (D.outcome_symbols[o] || "") + " " + o; }
   function fmtAge(h) { return h < 48 ? Math.round(h) + " h" : Math.round(h / 24) + " days"; }
@@ -190,6 +190,8 @@
     else if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
     if (c.stale) th.appendChild(el("span", "tag stale", "STALE")).title = "results are " + fmtAge(c.ageHours) + " old (limit " + D.stale_after_hours + " h)";
     if (c.state === "partial-run") th.appendChild(el("span", "tag partial-run", "PARTIAL RUN")).title = "cell status: " + c.status;
+    if (c.runs && c.runs.length > 1) th.appendChild(el("span", "tag composite", "COMPOSITE OF " + c.runs.length + " RUNS")).title = c.runs.map(function (r) { return r.run_id + " (" + (r.started_at || "?") + "): " + r.tests + " test(s)" + (r.selection ? ", a partial run" : ", the complete base run"); }).join("\n");
+    if (c.partial) th.appendChild(el("span", "tag partial-sel", "PARTIAL: A SELECTION")).title = "a run of some tests only, with no complete run of this cell id to build on";
     var why = c.error || "no test results";
     var score = c.score ? c.score.supported + "/" + c.score.judged + " features supported" : (why.length > 90 ? why.slice(0, 89) + "…" : why);
     th.appendChild(el("div", "score", score)).title = c.score ? "" : why;
@@ -227,6 +229,10 @@
     }).join(" · ");
     if (cell.measurements) text += (text ? " · " : "") + cell.measurements + " measured (figures, not passes)";
     if (cell.host_tests) text += " · judged without " + cell.host_tests + " host-side tests";
+    if (cell.reason) text = cell.reason + (text ? " · ran: " + text : "");
+    if (cell.early) text += " · " + cell.early + " passed before the feature's release";
+    if (cell.overlay) text += " · " + cell.overlay + " from a later rerun";
+    if (cell.later) text += " · " + cell.later + " of a part from a later release, not judged";
     return text;
   }
   function featureRow(fi, f, vis, open, nMatch, nTotal) {
@@ -409,6 +415,12 @@
           td.appendChild(el("span", "tag new-in", "NEW IN " + (cols[ci].release || ""))).title = "this row arrived with torch " + cols[ci].release;
           td.setAttribute("data-new", "1");
         }
+        var prev = k > 0 ? f.cells[rel.cols[k - 1]] : null;
+        if (prev && prev.state === "not-in-release" && state !== "not-in-release" && state !== "not-shipped") {
+          // not fixed: the older build could not have it
+          td.appendChild(el("span", "tag arrived", "ARRIVED" + (f.since ? " IN " + f.since : ""))).title = "the older build could not have this feature (" + (prev.reason || "") + ")";
+          td.setAttribute("data-arrived", "1");
+        }
         tr.appendChild(td);
       });
       table.appendChild(tr);
@@ -503,6 +515,10 @@
       if (mine) {
         nodes.push(el("h4", null, "on " + c.label + " (" + c.id + ")"));
         nodes.push(timelineNodes(c, mine, codesOf(c.id, "d"), (shard.v[c.id] || {})[pos]));
+        var reruns = (D.history.reruns || {})[c.id] || [];
+        reruns.forEach(function (byTest, i) {
+          if (byTest[t[0]]) nodes.push(el("p", "tl-rerun", "published run " + D.history.runs[i][1] + ": the result came from a later partial " + byTest[t[0]]));
+        });
       } else nodes.push(el("p", null, "no recorded results on " + c.id));
       cols.forEach(function (other) {
         var codes = other.id === c.id ? null : codesOf(other.id, "o");
@@ -552,6 +568,8 @@
       if (d.a) row("attempts", d.a);
       if (d.s !== undefined) row("strict", d.s ? "yes" : "no");
       if (d.g) row("signal", d.g);
+      if (d.r) row("result from", "run " + d.r + (d.w ? " started " + d.w : "") + " (a later partial run of this column)");
+      else if (c.runs && c.runs.length > 1) row("result from", "run " + c.runs[0].run_id + (c.runs[0].started_at ? " started " + c.runs[0].started_at : "") + " (the column's complete base run)");
       if (d.h) row("scope", d.h === "host" ? "host-side check (does not decide the state)" : "measurement (a figure, not a pass)");
       if (d.p) Object.keys(d.p).forEach(function (k) { row(k, typeof d.p[k] === "object" ? JSON.stringify(d.p[k]) : d.p[k]); });
       if (c.reproduce) row("rerun this test", el("code", "rerun", c.reproduce + " --test " + shellQuote(t[0])));
@@ -623,6 +641,8 @@
     legend.appendChild(el("br"));
     legend.appendChild(el("strong", null, "Test outcomes: "));
     OUT.forEach(function (o) { legend.appendChild(el("span", "oc-" + o, outcomeLabel(o))); });
+    legend.appendChild(el("br"));
+    D.legend_notes.forEach(function (n) { legend.appendChild(el("span", "legend-note", n)); });
   }
 
   readState();

@@ -1,0 +1,128 @@
+"""The runs of a results dir (harness/merge/inventory.py, `harness cells`): listed with their role,
+forgotten whole into the trash, pruned (superseded NO DATA attempts, older runs beyond --keep).
+
+The results dir holds copies of committed real cells, restated as runs of one cell id at other times:
+the CPU 2.13.0 run in use, two older full runs, an older NO DATA attempt (a real infra-error cell),
+and a NO DATA column of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.commands.run import stale_line
+from harness.errors import UsageError
+from harness.merge import inventory
+from harness.merge.combine import merge_cell_dirs
+from harness.model import ColumnState
+from tests.committed import CELLS, SAMPLES
+
+BASE = "cpu-2.13.0"
+
+
+def _copy(source: Path, dest: Path, **changes: str) -> Path:
+    shutil.copytree(source, dest)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    manifest.update(changes)
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return dest
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    root = tmp_path / "results"
+    shutil.copytree(CELLS / BASE, root / f"{BASE}-20261201T200409Z")
+    _copy(CELLS / BASE, root / f"{BASE}-20261129T000000Z", run_id="r-old", started_at="2026-11-29T00:00:00Z")
+    _copy(CELLS / BASE, root / f"{BASE}-20261128T000000Z", run_id="r-older", started_at="2026-11-28T00:00:00Z")
+    nodata = SAMPLES / "publishing-nodata"
+    _copy(nodata, root / f"{BASE}-20261130T000000Z", cell_id=BASE, run_id="r-nodata", started_at="2026-11-30T00:00:00Z")
+    shutil.copytree(nodata, root / "rocm-20261201T200400Z")
+    return root
+
+
+def _roles(root: Path) -> dict[str, tuple[str, str]]:
+    return {r.manifest.run_id: (r.state, r.role) for r in inventory.list_runs(root)}
+
+
+def test_every_run_is_listed_with_its_state_and_whether_a_column_uses_it(results: Path) -> None:
+    roles = _roles(results)
+    base = json.loads((CELLS / BASE / "manifest.json").read_text())["run_id"]
+    assert roles == {
+        base: ("completed", "in use"),
+        "r-old": ("completed", f"superseded by run {base}"),
+        "r-older": ("completed", f"superseded by run {base}"),
+        "r-nodata": ("NO DATA", f"superseded by run {base}"),
+        "20261201T200400Z-e0fbaf": ("NO DATA", "in use"),
+    }
+    assert all(r.size > 0 for r in inventory.list_runs(results))
+
+
+def test_prune_drops_superseded_no_data_and_runs_beyond_keep(results: Path) -> None:
+    report = inventory.prune(results, keep=1, dry_run=True)
+    assert sorted(r.manifest.run_id for r in report.dropped) == ["r-nodata", "r-older"]
+    assert len(inventory.list_runs(results)) == 5, "a dry run removes nothing"
+    report = inventory.prune(results, keep=1)
+    assert report.freed > 0
+    left = {r.manifest.run_id for r in inventory.list_runs(results)}
+    assert "r-nodata" not in left and "r-older" not in left and "r-old" in left
+    assert not (results / inventory.TRASH).exists(), "prune leaves no trash behind"
+    inventory.prune(results, keep=0)
+    assert {r.role for r in inventory.list_runs(results)} == {"in use"}, "the runs in use are never pruned"
+
+
+def test_forget_moves_whole_runs_to_the_trash_and_the_merge_no_longer_sees_them(results: Path) -> None:
+    gone = inventory.forget(results, ["rocm"])
+    assert [r.cell_id for r in gone] == ["rocm"]
+    trash = results / inventory.TRASH
+    assert (trash / "rocm-20261201T200400Z" / "manifest.json").is_file(), "moved whole"
+    runs = [p for p in inventory.find_runs(results)]
+    assert all("rocm" not in p.name for p in runs)
+    matrix = merge_cell_dirs(runs, jobs=1)
+    assert [c.id for c in matrix.columns] == [BASE]
+    inventory.forget(results, ["r-old", f"{BASE}-20261128T000000Z"])  # a run id, a run dir's name
+    assert len(list(trash.iterdir())) == 3
+    report = inventory.prune(results, keep=5)
+    assert report.trash_emptied == 3 and not trash.exists()
+
+
+def test_forget_an_unknown_id_is_one_clear_error(results: Path) -> None:
+    with pytest.raises(
+        UsageError, match=r"no run or cell 'cu130' in the results dir \(cell ids here: cpu-2.13.0, rocm\)"
+    ):
+        inventory.forget(results, ["cu130"])
+    with pytest.raises(UsageError, match="no results dir"):
+        inventory.list_runs(results / "missing")
+
+
+def test_the_older_no_data_runs_the_main_job_names(results: Path) -> None:
+    stale = inventory.older_no_data(results)
+    assert sorted(r.manifest.run_id for r in stale) == ["20261201T200400Z-e0fbaf", "r-nodata"]
+    just_run = results / "rocm-20261201T200400Z"
+    assert [r.manifest.run_id for r in inventory.older_no_data(results, just_run)] == ["r-nodata"]
+    line = stale_line(stale, results)
+    assert line.count("\n") == 0
+    assert line.startswith(f"harness: note: 2 older NO DATA run(s) in {results} (cpu-2.13.0, rocm): ")
+    assert f"`harness cells prune --results-dir {results}`" in line
+    assert stale_line(stale, Path("results")).endswith("`harness cells forget ID` any run or cell")
+    matrix = merge_cell_dirs(inventory.find_runs(results), jobs=1)
+    assert [c.state for c in matrix.columns if c.id == "rocm"] == [ColumnState.NO_DATA]
+
+
+def test_the_cells_verb_lists_forgets_and_prunes(results: Path, capsys) -> None:
+    assert main(["cells", "--results-dir", str(results)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["CELL", "ID", "RUN", "WHEN", "STATE", "BACKEND", "TORCH", "SIZE", "USE"]
+    assert len(out) == 1 + 5 + 1 and out[-1] == "1 superseded NO DATA run(s): `harness cells prune` drops them"
+    assert main(["cells", "forget", "rocm", "--results-dir", str(results)]) == 0
+    assert "moved 1 run(s) to" in capsys.readouterr().out
+    assert main(["cells", "prune", "--results-dir", str(results), "--keep", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "dropped 3 run(s); emptied the trash (1 run(s) forgotten earlier)" in out
+    assert main(["cells", "prune", "nothing", "--results-dir", str(results)]) == 2
+    assert "takes no ids" in capsys.readouterr().err
+    assert main(["cells", "forget", "--results-dir", str(results)]) == 2
