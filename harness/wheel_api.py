@@ -30,6 +30,7 @@ class WheelApi:
     package: str
     version: str
     modules: dict[str, tuple[str, ...]]
+    sources: tuple[str, ...] = ()  # the wheel's files the names were read from (tools/slim_wheel.py keeps these)
 
     def names(self) -> set[str]:
         """Every public API as a dotted path (`torch.nn.functional.scaled_mm`)."""
@@ -61,6 +62,10 @@ class _Sources:
     def packages(self) -> set[str]:
         inits = ("__init__.py", "__init__.pyi")
         return {m for m, found in self.files.items() if any(f.endswith(inits) for f in found.values())}
+
+    def read(self) -> tuple[str, ...]:
+        """The members parsed so far."""
+        return tuple(sorted(self._trees))
 
     def tree(self, member: str) -> ast.Module | None:
         if member not in self._trees:
@@ -290,4 +295,4 @@ def read_wheel_api(path: Path, package: str = "torch", modules: Iterable[str] | 
         reader = _Reader(sources, package)
         wanted = sorted(modules) if modules is not None else sorted(m for m in sources.files if _is_public(m))
         api = {m: tuple(sorted(reader.api(m))) for m in wanted if m in sources.files}
-        return WheelApi(package=package, version=_version(archive, path), modules=api)
+        return WheelApi(package=package, version=_version(archive, path), modules=api, sources=sources.read())
