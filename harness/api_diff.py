@@ -2,7 +2,7 @@
 the added names the suites exercise; as JSON (the file the release view reads) and as Markdown.
 
 A namespace is a public module (`torch.nn.functional`). An added name counts as tested when the suites
-name it (harness/suite_apis.py) under its own namespace, or under an enclosing namespace that added the
+name it (harness/run/suite_apis.py) under its own namespace, or under an enclosing namespace that added the
 same name: `torch.mps.Stream` in a suite tests the `Stream` that `torch.mps.streams` defines and
 `torch.mps` re-exports (but `torch.floor` does not test a new `torch.foreach.floor`).
 """
@@ -15,10 +15,23 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.errors import InputError
-from harness.wheel_api import WheelApi
 
 FORMAT: Final = "torch-compat/api-diff"
 FORMAT_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class WheelApi:
+    """What one wheel exposes: its version and, per public module, the sorted public names."""
+
+    package: str
+    version: str
+    modules: dict[str, tuple[str, ...]]
+    sources: tuple[str, ...] = ()  # the wheel's files the names were read from (tools/slim_wheel.py keeps these)
+
+    def names(self) -> set[str]:
+        """Every public API as a dotted path (`torch.nn.functional.scaled_mm`)."""
+        return {f"{module}.{name}" for module, names in self.modules.items() for name in names}
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.api_diff import ApiDiff, diff_apis, load_api_diff
+from harness.api_diff import ApiDiff, WheelApi, diff_apis, load_api_diff
 from harness.errors import InputError
-from harness.suite_apis import exercised_apis
-from harness.wheel_api import WheelApi, read_wheel_api
-from tests.core.test_wheel_api import API_WHEELS, make_wheel
+from harness.run.suite_apis import exercised_apis
+from harness.run.wheel_api import read_wheel_api
+from tests.run.test_wheel_api import API_WHEELS, make_wheel
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.api_diff import WheelApi
 from harness.errors import InputError
-from harness.wheel_api import WheelApi, read_wheel_api
-from harness.wheel_cache import default_cache
+from harness.run.wheel_api import read_wheel_api
+from harness.run.wheel_cache import default_cache
 
 API_WHEELS = Path(__file__).resolve().parents[1] / "data" / "api-wheels"
 

@@ -14,27 +14,13 @@ from __future__ import annotations
 import ast
 import zipfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from harness.api_diff import WheelApi
 from harness.errors import InputError
 
 _SUFFIXES: Final = (".pyi", ".py")
-
-
-@dataclass(frozen=True, slots=True)
-class WheelApi:
-    """What one wheel exposes: its version and, per public module, the sorted public names."""
-
-    package: str
-    version: str
-    modules: dict[str, tuple[str, ...]]
-    sources: tuple[str, ...] = ()  # the wheel's files the names were read from (tools/slim_wheel.py keeps these)
-
-    def names(self) -> set[str]:
-        """Every public API as a dotted path (`torch.nn.functional.scaled_mm`)."""
-        return {f"{module}.{name}" for module, names in self.modules.items() for name in names}
 
 
 def _is_public(module: str) -> bool:

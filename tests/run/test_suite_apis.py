@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UsageError
-from harness.suite_apis import exercised_apis, names_in_source
+from harness.run.suite_apis import exercised_apis, names_in_source
 
 SOURCE = """
 import torch
