@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import assert_one_line_error, harness
+from tests.committed import cell_dirs
 
 WHEELS = Path(__file__).resolve().parents[1] / "data" / "api-wheels"
 OLD, NEW = (str(WHEELS / f"torch-{v}-py3-none-any.whl") for v in ("2.14.1", "2.15.0"))
@@ -35,3 +36,20 @@ def test_api_diff_errors_are_one_line(tmp_path: Path) -> None:
     assert_one_line_error(harness("api-diff", OLD, str(bad)), 4, "not a readable wheel")
     assert_one_line_error(harness("api-diff", OLD, str(tmp_path / "none.whl")), 4, "no such wheel file")
     assert_one_line_error(harness("api-diff", OLD, "newest"), 2, "neither a wheel file nor a torch version")
+
+
+@pytest.mark.slow  # runs the harness CLI in a subprocess
+def test_the_release_view_counts_the_public_api(tmp_path: Path) -> None:
+    """`harness diff --releases --api-diff`: the 2.14.1 -> 2.15.0 step of the committed cells says how many
+    public APIs 2.15.0 added and how many the suites test, from the api-diff of the recorded wheels."""
+    matrix = tmp_path / "matrix.json"
+    merged = harness("merge", *(str(d) for d in cell_dirs()), "-o", str(matrix))
+    assert merged.returncode == 0, merged.stderr
+    api = tmp_path / "api.json"
+    assert harness("api-diff", OLD, NEW, "--format", "json", "-o", str(api)).returncode == 0
+    data = json.loads(api.read_text(encoding="utf-8"))
+    done = harness("diff", "--releases", str(matrix), "--api-diff", str(api))
+    assert done.returncode == 0, done.stderr
+    want = f"Public API, read from the wheels: 2.15.0: {data['added']} new public APIs, {data['tested']} tested"
+    assert done.stdout.count(want) == 1, done.stdout
+    assert_one_line_error(harness("diff", "--releases", str(matrix), "--api-diff", str(matrix)), 4, "not an API diff")
