@@ -245,11 +245,16 @@ class _Reader:
         self._busy.add(module)
         try:
             found = self.sources.files[module]
-            trees = [t for t in (self.sources.tree(found[s]) for s in (".py", ".pyi") if s in found) if t is not None]
-            declared = next((a for a in (self._dunder_all(module, t) for t in trees) if a is not None), None)
-            if declared is not None:
-                names = declared
-            else:
+            trees: list[ast.Module] = []
+            names = None
+            for suffix in (".py", ".pyi"):  # the stub is parsed only when the source declares no __all__
+                tree = self.sources.tree(found[suffix]) if suffix in found else None
+                if tree is not None:
+                    trees.append(tree)
+                    names = self._dunder_all(module, tree)
+                    if names is not None:
+                        break
+            if names is None:
                 names = set().union(*(self._top_level_names(module, t) for t in trees)) if trees else set()
         finally:
             self._busy.discard(module)
