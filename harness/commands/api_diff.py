@@ -20,8 +20,6 @@ from harness.run.wheel_cache import default_cache, wheel_for
 
 HELP = "list the public APIs a torch wheel adds and removes against another, per namespace, and which the suites test"
 
-SUITES = Path(__file__).resolve().parents[2] / "suites"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", help="the older wheel file, or a torch version to fetch (2.14.1)")
@@ -36,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache", type=Path, help="where fetched wheels are kept (default: $XDG_CACHE_HOME/torch-compat/wheels)"
     )
-    parser.add_argument("--suites", type=Path, default=SUITES, help="the suites whose APIs count as tested")
+    parser.add_argument(
+        "--suites", type=Path, default=Path("suites"), help="the suites whose APIs count as tested (default: ./suites)"
+    )
     parser.add_argument("--format", choices=("md", "json"), default="md")
     parser.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
 
