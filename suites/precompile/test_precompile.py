@@ -87,5 +87,7 @@ def test_precompile_capture_and_load(backend: str, device, tmp_path: Path) -> No
     assert artifact.is_file() and cache.is_file(), f"capture wrote {sorted(p.name for p in tmp_path.iterdir())}"
     compile(artifact.read_text(encoding="utf-8"), str(artifact), "exec")
     runnable = pre.load(artifact, cache)
-    assert isinstance(runnable, pre.PrecompiledRunnable), f"load returned {type(runnable).__name__}"
+    assert isinstance(runnable, torch.compiler.precompile.PrecompiledRunnable), (
+        f"load returned {type(runnable).__name__}"
+    )
     _check(runnable, device, backend)
