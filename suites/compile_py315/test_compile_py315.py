@@ -13,6 +13,7 @@ refusal.
 from __future__ import annotations
 
 import sys
+from typing import NamedTuple
 
 import pytest
 import torch
@@ -20,7 +21,16 @@ import torch._dynamo
 from _support.compiler import inductor_toolchain
 from _support.requires import need, skip_hardware, skip_unsupported
 
-PY315 = (3, 15, 0, "final", 0)
+
+class VersionInfo(NamedTuple):  # compares like sys.version_info and has its attributes
+    major: int
+    minor: int
+    micro: int
+    releaselevel: str
+    serial: int
+
+
+PY315 = VersionInfo(3, 15, 0, "final", 0)
 
 
 def _fn(x: torch.Tensor) -> torch.Tensor:

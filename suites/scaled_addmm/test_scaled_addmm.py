@@ -64,7 +64,11 @@ def test_scaled_addmm_matches_float64(form: str, device, compat_env) -> None:
     try:
         out = fn(target, mat1, mat2, scale_a, tensorwise, scale_b, tensorwise, beta=BETA, alpha=ALPHA)
     except (RuntimeError, NotImplementedError, ValueError) as e:
-        why = "ROCm is not supported per its docstring (cuBLASLt only)" if compat_env.is_rocm else "no cuBLASLt here"
+        why = (
+            "ROCm is not supported (its docstring: cuBLASLt only)"
+            if compat_env.is_rocm
+            else "upstream supports only CUDA recipes that use cuBLASLt"
+        )
         skip_unsupported(
             f"scaled_addmm on {compat_env.device_label} ({compat_env.variant}) refused, {why}: "
             f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
