@@ -19,13 +19,13 @@ from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HarnessError
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
 VERB_ORDER = (
     "run", "merge", "import", "report", "backends", "build", "wheelhouse",
-    "plan", "collect", "diff", "gate", "badge", "publish", "history", "comment", "prune", "cells",
+    "plan", "collect", "diff", "api-diff", "gate", "badge", "publish", "history", "comment", "prune", "cells",
 )  # fmt: skip
 
 
 def _verb(module_name: str) -> str:
-    """A module's verb is its name; `import_` (a keyword as a name) is `import`."""
-    return module_name.rstrip("_")
+    """A module's verb is its name; `import_` (a keyword as a name) is `import`; `api_diff` is `api-diff`."""
+    return module_name.rstrip("_").replace("_", "-")
 
 
 def _verbs() -> list[tuple[str, str]]:

@@ -3,7 +3,8 @@
 Per column pair: each feature's state before and after, then the tests newly failing, newly passing,
 newly skipped, added, removed. Columns pair by id, by backend with `--by-build`, or, with
 `--releases`, each torch build of a backend with its previous build in one matrix ("cu130: linalg
-partial → supported, 3 tests newly failing").
+partial → supported, 3 tests newly failing"). `--api-diff` adds each release's public API, read from
+its wheels by `harness api-diff` ("2.15.0: 152 new public APIs, 10 tested").
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import argparse
 from pathlib import Path
 
 from harness import jsonio
+from harness.api_diff import load_api_diff
 from harness.commands._output import emit
 from harness.errors import UsageError
 from harness.matrix_json import load_matrix
-from harness.publish.diff import build_pairs, diff_matrices, release_pairs
+from harness.publish.diff import build_pairs, diff_matrices, release_pairs, with_public_api
 from harness.publish.render.diffmd import render_diff_markdown
 
 HELP = "compare two matrices, or the torch builds of one: newly failing/passing/skipped, per feature (md or json)"
@@ -36,6 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="pair columns of the two matrices by backend (and variant) instead of by column id",
     )
     parser.add_argument("--backend", metavar="ID", help="with --releases: only this backend")
+    parser.add_argument(
+        "--api-diff",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a `harness api-diff --format json` file: column pairs of its two releases say "
+        "'N new public APIs, M tested' (repeatable)",
+    )
     parser.add_argument("--format", choices=("md", "json"), default="md")
     parser.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
 
@@ -58,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("give OLD and NEW matrix.json files (or one with --releases)")
         old, new = load_matrix(args.old), load_matrix(args.new)
         report = diff_matrices(old, new, build_pairs(old, new) if args.by_build else None)
+    if args.api_diff:
+        report = with_public_api(report, [load_api_diff(path) for path in args.api_diff])
     if args.format == "md":
         text = render_diff_markdown(report)
     else:

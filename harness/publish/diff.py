@@ -18,10 +18,11 @@ Per feature: the roll-up state before and after, and how many of its tests newly
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final
 
+from harness.api_diff import ApiDiff
 from harness.model import Column, ColumnState, Matrix, TestResult, TestRow
 from harness.outcomes import BAD, GOOD, Outcome, Rollup
 from harness.torch_build import parse_variant, parse_version, version_sort_key
@@ -138,6 +139,7 @@ class ColumnDiff:
     features: list[FeatureChange]
     new_features: list[str] = field(default_factory=list)  # rows new in the newer column's release
     device_api: ApiChange | None = None  # None: a column says nothing of its device API
+    public_api: ApiDiff | None = None  # the wheels' public API diff of these two releases, where one was given
 
     @property
     def id(self) -> str:
@@ -168,6 +170,7 @@ class ColumnDiff:
             "features": [f.to_json() for f in self.features if f.changed],
             "new_features": list(self.new_features),
             "device_api": self.device_api.to_json() if self.device_api else None,
+            "public_api": _public_api_json(self.public_api),
             "changes": {kind.value: [c.to_json() for c in changes] for kind, changes in self.changes.items()},
         }
 
@@ -432,3 +435,20 @@ def regressions(report: DiffReport, columns: Iterable[str] | None = None) -> lis
         if wanted is None or column.id in wanted
         for change in column.regressions
     ]
+
+
+def _public_api_json(diff: ApiDiff | None) -> dict[str, Any] | None:
+    if diff is None:
+        return None
+    return {"old": diff.old_version, "new": diff.new_version, "added": diff.added, "tested": diff.tested}
+
+
+def with_public_api(report: DiffReport, diffs: Sequence[ApiDiff]) -> DiffReport:
+    """The report with each column pair given the API diff (`harness api-diff`) of its two torch
+    versions, where one of `diffs` is for exactly those two (local tags such as +cu130 aside)."""
+    columns = []
+    for column in report.columns:
+        old, new = column.old.torch, column.new.torch
+        found = next((d for d in diffs if old and new and d.is_for(old, new)), None)
+        columns.append(replace(column, public_api=found) if found is not None else column)
+    return replace(report, columns=columns)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from harness.api_diff import WheelApi, diff_apis
 from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome
-from harness.publish.diff import diff_matrices, release_pairs
+from harness.publish.diff import diff_matrices, release_pairs, with_public_api
 from harness.publish.render.diffmd import render_diff_markdown
 from tests.committed import releases_matrix, sample_matrices
 from tests.publishing_cells import REGRESSED
@@ -75,3 +76,18 @@ def test_a_failure_message_cannot_change_the_markdown() -> None:
         == "- `alpha/test_a.py::test_regress` (passed → failed): a \\| b \\`tick\\` &lt;script>alert(1)&lt;/script>"
     )
     assert "second line" not in text, "the first line of the message only"
+
+
+def test_a_release_pair_says_its_public_api_from_the_wheels() -> None:
+    """`harness diff --releases --api-diff`: the pair of the diff's two releases says "N new public APIs,
+    M tested"; the other pair (2.13.0 -> 2.14.1) has no API diff and says nothing of it."""
+    old = WheelApi("torch", "2.14.1", {"torch.nn.functional": ("scaled_mm",)})
+    new = WheelApi("torch", "2.15.0", {"torch.nn.functional": ("scaled_addmm", "scaled_addmm_", "scaled_mm")})
+    api = diff_apis(old, new, exercised={"torch.nn.functional.scaled_addmm"})
+    matrix = releases_matrix()
+    report = with_public_api(diff_matrices(matrix, matrix, release_pairs(matrix)), [api])
+    assert [c.public_api for c in report.columns] == [None, api]
+    text = render_diff_markdown(report)
+    assert text.count("Public API, read from the wheels:") == 1
+    assert "Public API, read from the wheels: 2.15.0: 2 new public APIs, 1 tested by the suites." in text
+    assert report.to_json()["columns"][1]["public_api"] == {"old": "2.14.1", "new": "2.15.0", "added": 2, "tested": 1}

@@ -21,7 +21,8 @@ _TITLES: Final = {
 
 
 def release_notes(column: ColumnDiff, names: dict[str, str] | None = None) -> list[str]:
-    """What the newer build's release brought: its new rows, and its device API against the older build's."""
+    """What the newer build's release brought: its new rows, its device API against the older build's,
+    and its public API where an API diff of the two releases was given (`harness diff --api-diff`)."""
     lines = []
     if column.new_features:
         rows = ", ".join(f"{text((names or {}).get(f, f))} ({code(f, table=False)})" for f in column.new_features)
@@ -36,6 +37,8 @@ def release_notes(column: ColumnDiff, names: dict[str, str] | None = None) -> li
             more = f", … {len(untested) - 20} more" if len(untested) > 20 else ""
             line += "; not exercised: " + ", ".join(code(a, table=False) for a in untested[:20]) + more
         lines += ["", line + "."]
+    if column.public_api is not None:
+        lines += ["", f"Public API, read from the wheels: {text(column.public_api.summary())} by the suites."]
     return lines
 
 
