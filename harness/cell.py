@@ -32,6 +32,7 @@ from typing import Any, Final
 from harness import __version__, jsonio
 from harness.errors import InputError
 from harness.probe import Probe
+from harness.regular_file import read_regular
 
 MANIFEST: Final = "manifest.json"
 JUNIT: Final = "junit.xml"
@@ -540,11 +541,11 @@ def _rename_into_place(building: Path, results_dir: Path, cell_id: str) -> Path:
 def read_manifest(path: Path) -> Manifest:
     """Read and validate a manifest; errors name the file and the fix."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_regular(path).decode("utf-8", "replace")  # a FIFO in its place is refused, never waited on
     except FileNotFoundError:
         raise InputError(f"{path.parent}: no manifest.json", hint="not a cell dir written by `harness run`") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err}") from err
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as err:

@@ -20,6 +20,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from harness import outputs
 from harness.cell import CellStatus
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     matrix = merge_cell_dirs([c for c in cells if c.is_dir()])
     write_matrix(matrix, out_dir / "matrix.json")
     summary = render_markdown(matrix)
-    (out_dir / "summary.md").write_text(summary, encoding="utf-8")
+    outputs.write_file(out_dir / "summary.md", summary)
     if not args.quiet:
         print(summary)
     held = ", ".join(c.id for c in matrix.columns)

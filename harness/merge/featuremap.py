@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.errors import InputError
+from harness.regular_file import read_regular
 
 UNASSIGNED: Final = "unassigned"
 _FEATURE_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -116,11 +117,11 @@ def _rule(index: int, entry: Any, path: Path) -> Rule:
 def load_feature_map(path: Path) -> FeatureMap:
     """Read and check a feature map; every problem is one line naming the file and the rule."""
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(Path(path))
     except FileNotFoundError:
         raise InputError(f"{path}: no such feature map") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err}") from None
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     return parse_feature_map(raw, path)
 
 
