@@ -25,6 +25,7 @@ import os
 import secrets
 import shutil
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -62,6 +63,8 @@ def temp_path(path: Path) -> Path:
 
 
 def make_dirs(folder: Path) -> None:
+    if folder.is_dir():
+        return
     with writing(folder):
         folder.mkdir(parents=True, exist_ok=True)
 
@@ -149,6 +152,7 @@ def _exchange(a: Path, b: Path) -> bool:
     except (OSError, AttributeError):
         return False
     renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    sys.audit("harness.outputs.exchange", str(a), str(b))  # as os.rename is audited (the fault tests count both)
     if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     code = ctypes.get_errno()
@@ -160,7 +164,7 @@ def _exchange(a: Path, b: Path) -> bool:
 def staging_dir(target: Path) -> Path:
     """A new, empty folder beside `target` to build its next version in."""
     folder = temp_path(target)
-    with writing(target.parent):
+    with writing(target):  # named by what it becomes: the user knows no temp folder
         folder.mkdir(parents=True)
     return folder
 
@@ -182,6 +186,22 @@ def switch_dir(staging: Path, target: Path) -> Path | None:
         os.rename(staging, target)
         sync_dir(target.parent)
         return old
+
+
+def restore_switched(target: Path) -> Path | None:
+    """After a kill between the two renames of a switch without renameat2, `target` is missing and
+    its last version waits under a temp name: put it back (call with the folder's lock held)."""
+    if os.path.lexists(target):
+        return None
+    waiting = sorted(
+        (p for p in target.parent.glob(f"{TEMP_PREFIX}*-{target.name}.old") if p.is_dir()),
+        key=lambda p: p.stat().st_mtime,
+    )
+    if not waiting:
+        return None
+    with writing(target):
+        os.rename(waiting[-1], target)
+    return target
 
 
 def link_tree(source: Path, dest: Path, *, skip: Callable[[Path], bool], _rel: Path = Path()) -> None:

@@ -23,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files = badges(load_matrix(args.matrix))
+    outputs.sweep(args.output)  # temp files of a killed earlier run
     for name, svg in files.items():
         outputs.write_file(args.output / name, svg)  # a README's badge is never a 0-byte file
         print(f"wrote {args.output / name}", file=sys.stderr)

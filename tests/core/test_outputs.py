@@ -122,3 +122,15 @@ def test_a_second_writer_waits_a_bounded_time_then_is_refused(tmp_path: Path) ->
         os.close(holder)
     with outputs.locked(tmp_path, timeout=0):  # released: free again
         pass
+
+
+def test_a_switch_cut_between_its_two_renames_is_put_back(tmp_path: Path) -> None:
+    """Without renameat2 a switch is two renames; killed between them, the site waits under a temp
+    name, and the next publisher (holding the lock) puts it back before anything else."""
+    waiting = tmp_path / f"{outputs.TEMP_PREFIX}{NEVER_A_PID}-abcd0123-site.old"
+    waiting.mkdir()
+    (waiting / "index.html").write_text("the last publication")
+    assert outputs.restore_switched(tmp_path / "site") == tmp_path / "site"
+    assert _tree(tmp_path / "site") == {"index.html": b"the last publication"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert outputs.restore_switched(tmp_path / "site") is None  # there: nothing to do
