@@ -7,6 +7,11 @@
     badges/*.svg          one per column and one for the matrix
     history/              one summary and the per-test results per run, appended, never rewritten
 
+The site is published as one switch: the new one is built whole in a folder beside the old (the old
+one's files taken over as hard links: nothing is ever written in place), then the two are swapped in
+one rename (harness/outputs.py), under a lock beside the site, so the folder is at every instant
+wholly the last publication or wholly this one, and the next run's baseline is always a whole one.
+
 The run's summary is appended to history/ (never rewriting an earlier one) before the page is drawn,
 so the page's trend includes this run. With $GITHUB_STEP_SUMMARY set, the Markdown summary is
 appended there within GitHub's 1 MiB limit. No file of the site exceeds SITE_FILE_LIMIT: GitHub
