@@ -98,6 +98,16 @@ def write_file(path: Path, content: bytes | str | Callable[[IO[bytes]], None], *
         raise
 
 
+def copy_file(source: Path, dest: Path) -> None:
+    """Copy `source` to `dest` atomically (a wheel cut short by a kill would poison a wheelhouse)."""
+
+    def copy(handle: IO[bytes]) -> None:
+        with open(source, "rb") as data:
+            shutil.copyfileobj(data, handle, 1 << 20)
+
+    write_file(dest, copy)
+
+
 def write_once(path: Path, content: bytes | str) -> bool:
     """Create `path` whole; False (nothing written) when it exists. link() never replaces a name."""
     path = Path(path)

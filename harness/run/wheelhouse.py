@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from harness import outputs
 from harness.errors import InfrastructureError, UsageError
 from harness.registry import Backend, get_backend
 from harness.run import images
@@ -181,7 +181,7 @@ def _build_pure_wheel(download: list[str], requirement: str, dest: Path) -> None
                 "and put it in the wheelhouse",
             )
         for wheel in wheels:
-            shutil.copyfile(wheel, dest / wheel.name)
+            outputs.copy_file(wheel, dest / wheel.name)
 
 
 def make_wheelhouse(
