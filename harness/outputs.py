@@ -242,6 +242,21 @@ def link_tree(source: Path, dest: Path, *, skip: Callable[[Path], bool], _rel: P
                     shutil.copy2(entry, target)  # a file system without hard links
 
 
+def clear_temp_files(folder: Path) -> None:
+    """Remove every temp file below a folder this process is building alone (a temp file a failed
+    clean-up left must never be served): a WriteError when one cannot be removed."""
+    for here, dirs, files in os.walk(folder):
+        for name in [*files, *dirs]:
+            if name.startswith(TEMP_PREFIX):
+                path = Path(here) / name
+                with writing(path):
+                    if name in dirs and not path.is_symlink():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+        dirs[:] = [d for d in dirs if not d.startswith(TEMP_PREFIX)]
+
+
 def sync_tree(folder: Path) -> None:
     for here, _dirs, _files in os.walk(folder):
         sync_dir(Path(here))

@@ -168,6 +168,7 @@ def publish(
             if site.is_dir():
                 outputs.link_tree(site, staging, skip=_not_carried)
             result = _build(matrix, staging, stale_after_hours, history, baseline, inline_limit)
+            outputs.clear_temp_files(staging)
             outputs.sync_tree(staging)
             old = outputs.switch_dir(staging, site)
         except WriteError as err:

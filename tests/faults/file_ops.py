@@ -6,7 +6,8 @@ with the modules already imported (`start_forked`). Before running the CLI it in
 (sys.addaudithook) that counts every file operation the process makes — rename, replace,
 unlink, rmdir, mkdir, link, symlink, truncate, flock, every open for writing (the
 first write of each file) and the folder swap (`harness.outputs.exchange`, renameat2) — and at
-operation N sends itself SIGKILL (or sleeps, to hold a lock), just before the operation runs.
+operation N sends itself SIGKILL (or makes the operation fail with ENOSPC, EROFS, EACCES or EDQUOT,
+or sleeps, to hold a lock), just before the operation runs.
 Killing before operation N+1 is killing just after operation N: nothing else changes the folder
 in between but bytes written into a file already open (a temp file, which the next operation
 renames or the sweep removes). Only the CLI's own process counts: the merge's forked readers
@@ -18,6 +19,7 @@ operation of that run. This module imports nothing but the standard library (a c
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -46,7 +48,8 @@ def _writes(args: tuple) -> bool:
 
 
 def install_hook(at: int, action: str = "kill") -> list[str]:
-    """In this process from now on: count file operations (returned list) and act at the `at`-th."""
+    """In this process from now on: count file operations (returned list) and act at the `at`-th:
+    `kill` (SIGKILL), `error:ENOSPC` (the operation raises that OSError) or `pause:SECONDS`."""
     main = os.getpid()
     seen: list[str] = []
 
@@ -57,6 +60,9 @@ def install_hook(at: int, action: str = "kill") -> list[str]:
         if len(seen) == at:
             if action == "kill":
                 os.kill(main, signal.SIGKILL)
+            if action.startswith("error:"):  # the operation fails as a full or read-only disk makes it fail
+                code = getattr(errno, action.split(":", 1)[1])
+                raise OSError(code, os.strerror(code), str(args[0]))
             sys.stderr.write("fault: paused\n")  # pause:SECONDS, holding whatever is held
             sys.stderr.flush()
             time.sleep(float(action.split(":", 1)[1]))
@@ -131,7 +137,7 @@ def preload() -> None:
     cli.build_parser()
 
 
-def start_forked(args: list[str], out: Path, *, at: int = 0, log: Path | None = None) -> int:
+def start_forked(args: list[str], out: Path, *, at: int = 0, action: str = "kill", log: Path | None = None) -> int:
     """`harness ARGS` in a child forked from this process (its pid): the same CLI in its own
     process, killed at its `at`-th file operation; stdout and stderr go to `out`."""
     pid = os.fork()
@@ -146,7 +152,7 @@ def start_forked(args: list[str], out: Path, *, at: int = 0, log: Path | None = 
         sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         sys.dont_write_bytecode = True
         os.environ.pop("GITHUB_STEP_SUMMARY", None)
-        seen = install_hook(at)
+        seen = install_hook(at, action)
         from harness.cli import main
 
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import gzip
 import json
 import os
@@ -184,6 +185,66 @@ def test_report_and_badges_killed_at_every_file_operation_leave_old_or_new_files
         assert tree(at) == fresh and temp_files(at) == [], (n, operations[n - 1])
 
     _each(len(operations), kill, check, tmp_path)
+
+
+# -- a write that fails, at every file operation --------------------------------------------------------
+ERRORS = ("ENOSPC", "EROFS", "EACCES", "EDQUOT")
+
+
+def _fails_at_every_operation(
+    args: list[str], root: Path, tmp: Path, *, normalise: bool = False, same: Callable[[Path], object] = tree
+) -> None:
+    """`args` (writing below `root`) with its Nth file operation failing, for every N, the errors
+    taking turns: exit 6 with one line and every output as it was, or (a failure in the clean-up
+    after the switch) exit 0 with the new outputs; never a traceback."""
+    preload()
+    reference = fresh_copy(root, tmp / "reference")
+    swap = lambda argv, at: [str(at) + a[len(str(root)) :] if a.startswith(str(root)) else a for a in argv]  # noqa: E731
+    operations = operations_of(swap(args, reference), tmp / "ops.log")
+    old, new = same(root), same(reference)
+    for n, what in enumerate(operations, 1):
+        cause = ERRORS[n % len(ERRORS)]
+        at = fresh_copy(root, tmp / f"fail-{n}")
+        ran = wait_forked(
+            start_forked(swap(args, at), tmp / f"out-{n}", at=n, action=f"error:{cause}"), tmp / f"out-{n}"
+        )
+        assert ran.returncode in (0, EXIT_OUTPUT), (n, what, ran.stderr[-2000:])
+        if ran.returncode == EXIT_OUTPUT:
+            line = _one_error_line(ran.stderr)
+            assert line.endswith(f": {os.strerror(getattr(errno, cause))}") and ".harness-tmp-" not in line, (n, line)
+            assert same(at) == old, (n, what)
+            removal = what.startswith(("os.remove", "os.rmdir"))
+            assert temp_files(at) == [] or removal, (n, what, temp_files(at))
+        else:
+            assert "Traceback" not in ran.stderr and same(at) == new, (n, what)
+        shutil.rmtree(at)
+
+
+def test_publish_failing_at_every_file_operation_is_exit_6_and_the_old_site(
+    matrices: tuple[Path, Path], tmp_path: Path
+) -> None:
+    base, new = matrices
+    root = tmp_path / "old"
+    assert run_harness(_publish(root / "site", base)).returncode == 0
+    _fails_at_every_operation(
+        _publish(root / "site", new), root, tmp_path, same=lambda r: tree(r / "site", normalise=True)
+    )
+
+
+def test_merge_and_report_failing_at_every_file_operation_are_exit_6_and_the_old_outputs(
+    matrices: tuple[Path, Path], tmp_path: Path
+) -> None:
+    base, new = matrices
+    cells = real_cells()
+    root = tmp_path / "old"
+    assert run_harness(["merge", str(cells.base), "-o", str(root / "matrix.json")]).returncode == 0
+    assert run_harness(["report", str(base), "-o", str(root / "summary.md")]).returncode == 0
+    merge = ["merge", str(cells.new), str(cells.nodata), "-o", str(root / "matrix.json")]
+    _fails_at_every_operation(
+        merge, root, tmp_path / "merge", same=lambda r: _same(r, (r / "matrix.json").read_bytes())
+    )
+    report = ["report", str(new), "-o", str(root / "summary.md")]
+    _fails_at_every_operation(report, root, tmp_path / "report", same=lambda r: tree(r))
 
 
 # -- full, read-only and forbidden folders ---------------------------------------------------------------
