@@ -160,6 +160,8 @@ def publish(
     given = site
     with site_lock(site, lock_timeout):
         site = served_path(site)
+        if os.path.lexists(site) and not site.is_dir():
+            raise WriteError(f"cannot write {site}: it is a file, not a folder", path=str(site), reason="not a folder")
         outputs.restore_switched(site)  # a switch cut between its two renames (no renameat2)
         # Under the lock every temp folder of this site is a dead publisher's.
         outputs.sweep(site.parent, also=lambda p: p.name.endswith(f"-{site.name}") or f"-{site.name}.old" in p.name)

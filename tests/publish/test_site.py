@@ -239,3 +239,11 @@ def test_a_site_that_cannot_be_written_is_exit_6_and_stays(matrices, tmp_path: P
     assert err[-1].startswith(f"harness: error: cannot write {site}/history/tests") and ".harness-tmp-" not in err[-1]
     assert _files(site) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".harness-lock", "moved", "site"]
+
+
+def test_a_site_path_that_is_a_file_is_exit_6_and_left_alone(matrices, tmp_path: Path, capsys) -> None:
+    base, _ = matrices
+    (tmp_path / "site").write_text("not a folder")
+    assert main(["publish", str(tmp_path / "site"), "--matrix", str(base)]) == 6
+    assert capsys.readouterr().err.strip().endswith(f"cannot write {tmp_path / 'site'}: it is a file, not a folder")
+    assert (tmp_path / "site").read_text() == "not a folder"
