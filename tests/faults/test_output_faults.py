@@ -443,3 +443,23 @@ def test_history_json_parses_with_a_damaged_entry_and_warns_on_stderr(
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["test"] == test_id
     assert f"harness: warning: {entry}: unreadable history entry" in ran.stderr
+
+
+def test_every_verbs_json_on_stdout_parses(matrices: tuple[Path, Path], tmp_path: Path) -> None:
+    """`--format json` of every verb that has it, with a damaged input where the verb warns: stdout
+    is the JSON alone, diagnostics go to stderr."""
+    base, new = matrices
+    cell = shutil.copytree(real_cells().new, tmp_path / "cells" / "cell")
+    with (cell / "events.jsonl").open("a") as events:
+        events.write('{"event": "pass", "nodeid": "cut off')  # a half line: the report carries the error
+    assert run_harness(["merge", str(cell), "-o", str(tmp_path / "m.json")]).returncode == 0
+    for args in (
+        ["plan", "--format", "json"],
+        ["backends", "--format", "json"],
+        ["report", str(tmp_path / "m.json"), "--format", "json"],
+        ["diff", str(base), str(new), "--format", "json"],
+        ["doctor", "--format", "json"],
+    ):
+        ran = run_harness(args)
+        assert ran.returncode == 0, (args, ran.stderr[-2000:])
+        json.loads(ran.stdout)  # the whole of stdout is one JSON document
