@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import __version__, jsonio
-from harness.errors import InputError
+from harness.errors import InputError, WriteError
 from harness.probe import Probe
+from harness.regular_file import read_regular
 
 MANIFEST: Final = "manifest.json"
 JUNIT: Final = "junit.xml"
@@ -640,7 +641,9 @@ def building_cell(results_dir: Path, cell_id: str) -> Iterator[CellDir]:
         results_dir.mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(prefix=f".{cell_id}.", suffix=".building", dir=results_dir))
     except OSError as err:  # the results dir is a file, read-only, on a full disk...
-        raise InputError(f"{results_dir}: cannot make a cell here: {err.strerror or err}") from None
+        reason = err.strerror or str(err)
+        message = f"{results_dir}: cannot make a cell here: {reason}"
+        raise WriteError(message, path=str(results_dir), reason=reason) from None
     os.chmod(building, 0o755)  # mkdtemp makes 0700; a cell is shared (artifacts, a container's user)
     cell = CellDir(building)
     try:
@@ -660,18 +663,18 @@ def _rename_into_place(building: Path, results_dir: Path, cell_id: str) -> Path:
             return final
         except OSError as err:
             if not final.exists():
-                raise InputError(f"cannot put the cell in place at {final}: {err.strerror}") from None
+                raise WriteError(f"cannot put the cell in place at {final}: {err.strerror}", path=str(final)) from None
     raise InputError(f"{results_dir}: 999 cells of {cell_id} in one second")
 
 
 def read_manifest(path: Path) -> Manifest:
     """Read and validate a manifest; errors name the file and the fix."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_regular(path).decode("utf-8", "replace")  # a FIFO in its place is refused, never waited on
     except FileNotFoundError:
         raise InputError(f"{path.parent}: no manifest.json", hint="not a cell dir written by `harness run`") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror or err}") from err  # the path once (str(err) repeats it)
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as err:

@@ -14,6 +14,7 @@ EXIT_USAGE: Final = 2
 EXIT_INFRASTRUCTURE: Final = 3
 EXIT_INPUT: Final = 4
 EXIT_TIMEOUT: Final = 5
+EXIT_OUTPUT: Final = 6
 EXIT_INTERRUPTED: Final = 130
 EXIT_CODES: Final[tuple[tuple[int, str], ...]] = (
     (EXIT_OK, "ok"),
@@ -25,6 +26,11 @@ EXIT_CODES: Final[tuple[tuple[int, str], ...]] = (
     ),
     (EXIT_INPUT, "unreadable input: a cell dir, JUnit file, feature map or matrix.json that cannot be read"),
     (EXIT_TIMEOUT, "the cell ran past its time limit (partial results kept)"),
+    (
+        EXIT_OUTPUT,
+        "cannot write the outputs: a full disk, a read-only or forbidden folder, another publisher holding the "
+        "lock (the previous outputs are left as they were)",
+    ),
     (EXIT_INTERRUPTED, "interrupted by Ctrl-C or SIGTERM (partial results kept)"),
 )
 
@@ -59,6 +65,21 @@ class InputError(HarnessError):
     """A cell dir or matrix file cannot be read."""
 
     exit_code = EXIT_INPUT
+
+
+class WriteError(HarnessError):
+    """An output cannot be written (ENOSPC, EROFS, EACCES, EDQUOT...); the previous one is kept."""
+
+    exit_code = EXIT_OUTPUT
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "", hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.path = path
+        self.reason = reason
+
+
+class OutputLockedError(WriteError):
+    """Another process holds the lock on the outputs (a second publisher) past the wait allowed."""
 
 
 class InfrastructureError(HarnessError):

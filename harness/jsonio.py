@@ -9,12 +9,12 @@ works the same through the stdlib `json`.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
 from typing import IO, Any
+
+from harness import outputs
 
 try:  # optional speed-up; see the module docstring
     import orjson
@@ -56,19 +56,8 @@ loads: Callable[[bytes | str], Any] = orjson.loads if orjson is not None else js
 
 
 def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write through a temp file and rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes 0600; these files are shared (artifacts, other users)
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write through a temp file and rename, so readers never see half a file (harness/outputs.py)."""
+    outputs.write_file(Path(path), write)
 
 
 def write_json_lines_object(

@@ -84,7 +84,9 @@ ALLOWED = {
 def test_every_wing_is_a_folder_and_the_core_is_small() -> None:
     assert all((HARNESS / wing / "__init__.py").is_file() for wing in WINGS)
     core = sorted(p.name for p in HARNESS.glob("*.py"))
-    assert len(core) <= 16, f"the shared core grew to {len(core)} modules: {core}"
+    # 17: issue 25 added the two file-integrity modules every wing uses (outputs: every write; regular_file:
+    # reads that refuse a FIFO or device unopened). Grow it only with a module every wing needs.
+    assert len(core) <= 17, f"the shared core grew to {len(core)} modules: {core}"
 
 
 @pytest.mark.parametrize("place", list(ALLOWED))

@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness import outputs
 from harness.matrix_json import load_matrix
 from harness.publish.render.badge import badges
 
@@ -22,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files = badges(load_matrix(args.matrix))
-    args.output.mkdir(parents=True, exist_ok=True)
+    outputs.sweep(args.output)  # temp files of a killed earlier run
     for name, svg in files.items():
-        (args.output / name).write_text(svg, encoding="utf-8")
+        outputs.write_file(args.output / name, svg)  # a README's badge is never a 0-byte file
         print(f"wrote {args.output / name}", file=sys.stderr)
     return 0

@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness import outputs
 from harness.commands.merge import read_plan
 from harness.errors import UsageError
 from harness.github_api import GitHub
@@ -50,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     plan = read_plan(args.plan)
     planned = [str(entry["cell_id"]) for entry in plan]
     api = GitHub(args.repo)
-    args.dest.mkdir(parents=True, exist_ok=True)
+    outputs.make_dirs(args.dest)
+    outputs.sweep(args.dest)  # artifacts half unpacked by a killed collect
     found = collect(
         api,
         run_id,
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         {**entry, **({"missing": found.missing[entry["cell_id"]]} if entry["cell_id"] in found.missing else {})}
         for entry in plan
     ]
-    args.expect_out.write_text(json.dumps({"include": entries}, indent=1) + "\n", encoding="utf-8")
+    outputs.write_file(args.expect_out, json.dumps({"include": entries}, indent=1) + "\n")
     late = f", {len(found.late)} late from earlier runs" if found.late else ""
     print(
         f"collect: {len(found.arrived)} of {len(planned)} planned cell(s) arrived, {len(found.missing)} missing{late}",

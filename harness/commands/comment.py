@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness import outputs
 from harness.errors import HarnessError, UsageError
 from harness.matrix_json import load_matrix
 
@@ -66,8 +67,8 @@ def _post(args: argparse.Namespace) -> int:
         print(f"::warning::not allowed to comment on pull request #{text} ({err}); the comment is in the job summary")
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
-            with open(summary, "a", encoding="utf-8") as handle:
-                handle.write(body)
+            with outputs.writing(summary), open(summary, "a", encoding="utf-8") as handle:
+                handle.write(body)  # GitHub's own file, appended to as GitHub asks
         return 0
     print(f"comment {done.action} on pull request #{text}: {done.url or done.comment_id}")
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from pathlib import Path
 
 from harness import jsonio
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.history}: no published run recorded here" + (f" ({problems[0]})" if problems else ""))
     results = load_results(args.history, runs, problems)
     for problem in problems:
-        print(f"harness: warning: {problem}")
+        print(f"harness: warning: {problem}", file=sys.stderr)  # stdout stays the answer (JSON parses)
     timelines = timelines_for(args.test, runs, results)
     if args.column:
         unknown = [c for c in args.column if c not in {t.column for t in timelines}]

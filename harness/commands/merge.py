@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
+from harness import outputs
 from harness.cell import FeatureInfo
 from harness.errors import InputError, UsageError
 from harness.matrix_json import write_matrix
@@ -51,6 +53,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the features file whose releases, device families and groups decide which rows a build cannot have "
         "(default: ./suites/features.toml when present; else what each cell recorded)",
     )
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=outputs.DEFAULT_LOCK_TIMEOUT,
+        metavar="SECONDS",
+        help=f"wait this long for another merge writing into the same folder, then exit 6 "
+        f"(default {outputs.DEFAULT_LOCK_TIMEOUT:g})",
+    )
 
 
 def stated_features(path: Path | None) -> dict[str, FeatureInfo] | None:
@@ -78,23 +88,55 @@ def read_plan(path: Path) -> list[dict[str, str]]:
     return entries
 
 
+def _is_cell(path: Path) -> bool:
+    """A folder holding a manifest.json; one that cannot even be looked into counts too, so that
+    the merge names it and why (a column's problem), instead of leaving it out unseen."""
+    try:
+        os.lstat(path / "manifest.json")
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:  # permission denied, an I/O error: not ours to judge here
+        return True
+    return True
+
+
+def _subfolders(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(visible folders in `folder`, unreadable ones) in name order."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return [], [folder]
+    found: list[Path] = []
+    for entry in entries:
+        try:
+            if not entry.name.startswith(".") and entry.is_dir():
+                found.append(Path(entry.path))
+        except OSError:
+            found.append(Path(entry.path))
+    return found, []
+
+
 def expand(paths: list[Path], depth: int = 3) -> list[Path]:
-    """A path with a manifest.json is a cell; otherwise look for cells below it. Hidden dirs below
-    it are left out: a cell being built (`harness run`, `harness import`) is hidden until it is whole."""
+    """A path with a manifest.json is a cell; otherwise look for cells below it (at the first depth
+    that has any). Hidden dirs below it are left out: a cell being built (`harness run`, `harness
+    import`) is hidden until it is whole. A folder that cannot be read is kept as a cell, so the
+    merge reports it with the reason."""
     found: list[Path] = []
     for path in paths:
-        if (path / "manifest.json").is_file() or not path.is_dir():
+        if _is_cell(path) or not path.is_dir():
             found.append(path)
             continue
-        below: list[Path] = []
-        for level in range(1, depth + 1):
-            below = sorted(
-                p.parent
-                for p in path.glob("/".join(["*"] * level) + "/manifest.json")
-                if not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+        level, below = [path], []
+        for _ in range(depth):
+            deeper, unreadable = [], []
+            for folder in level:
+                subs, closed = _subfolders(folder)
+                deeper += subs
+                unreadable += closed
+            below = [p for p in deeper if _is_cell(p)] + unreadable
             if below:
                 break
+            level = deeper
         found.extend(below or [path])
     return found
 
@@ -108,11 +150,16 @@ def _tally(matrix: Matrix, column_id: str, judged: int) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.lock_timeout < 0:
+        raise UsageError("--lock-timeout must be 0 or more seconds")
     cells = expand(args.cells)
     matrix = merge_cell_dirs(
         cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs, features=stated_features(args.features)
     )
-    write_matrix(matrix, args.output)
+    # One writer of a folder's merge outputs at a time; a killed merge's temp files go first.
+    with outputs.locked(args.output.parent, timeout=args.lock_timeout, what=f"{args.output}"):
+        outputs.sweep(args.output.parent)
+        write_matrix(matrix, args.output)
     for column in matrix.columns:
         note = "NO DATA" if not column.has_data else _tally(matrix, column.id, sum(column.counts.values()))
         if column.composite:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.matrix_json import load_matrix
+from harness.outputs import DEFAULT_LOCK_TIMEOUT
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 
 HELP = "write a static site (index.html, matrix.json, diff, badges/, history/) and the GitHub job summary"
@@ -47,6 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="the page holds its test data up to this size, else loads it from data/ beside it (default 4 MiB)",
     )
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=DEFAULT_LOCK_TIMEOUT,
+        metavar="SECONDS",
+        help="wait this long for another publish of the same site to finish, then exit 6 "
+        f"(default {DEFAULT_LOCK_TIMEOUT:g})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,30 +63,38 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--stale-after must be a positive number of hours")
     if args.inline_limit is not None and args.inline_limit < 0:
         raise UsageError("--inline-limit must be 0 or more bytes")
+    if args.lock_timeout < 0:
+        raise UsageError("--lock-timeout must be 0 or more seconds")
     from harness.publish.baseline import load_baseline, site_matrix
-    from harness.publish.site import INLINE_LIMIT, publish  # the page renderer (Jinja2) only when publishing
+    from harness.publish.site import INLINE_LIMIT, publish, site_lock  # the page renderer (Jinja2) only here
 
     matrix = load_matrix(args.matrix)
-    baseline = None
-    source = args.baseline or (None if args.no_baseline else site_matrix(args.site))
-    if source is not None:
-        baseline = load_baseline(source)
-        if baseline is None:
-            print(f"baseline: none at {source} (the first publication?); no diff written", file=sys.stderr)
-    done = publish(
-        matrix,
-        args.site,
-        stale_after_hours=args.stale_after,
-        history=not args.no_history,
-        page_url=args.page_url,
-        baseline=baseline,
-        inline_limit=INLINE_LIMIT if args.inline_limit is None else args.inline_limit,
-    )
+    # The baseline is read under the site's lock: it is the last complete publication, never one
+    # another publisher is halfway through.
+    with site_lock(args.site, args.lock_timeout):
+        baseline = None
+        source = args.baseline or (None if args.no_baseline else site_matrix(args.site))
+        if source is not None:
+            baseline = load_baseline(source)
+            if baseline is None:
+                print(f"baseline: none at {source} (the first publication?); no diff written", file=sys.stderr)
+        done = publish(
+            matrix,
+            args.site,
+            stale_after_hours=args.stale_after,
+            history=not args.no_history,
+            page_url=args.page_url,
+            baseline=baseline,
+            inline_limit=INLINE_LIMIT if args.inline_limit is None else args.inline_limit,
+            lock_timeout=args.lock_timeout,
+        )
     for problem in done.problems:
         print(f"harness: warning: {problem}", file=sys.stderr)
     if not args.no_history:
         entry = done.history_entry.name if done.history_entry else "already recorded, nothing appended"
         print(f"history: {entry} ({done.history_runs} run(s))", file=sys.stderr)
+    if done.diff_kept:
+        print(f"diff: this matrix is published already; its diff is kept ({args.site / 'diff.md'})", file=sys.stderr)
     if done.diff is not None:
         print(
             f"diff: {done.diff.regressions} new regression(s) since {done.diff.old_generated_at} "

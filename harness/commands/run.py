@@ -21,6 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from harness import outputs
 from harness.cell import CellStatus
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
@@ -175,13 +176,16 @@ def run(args: argparse.Namespace) -> int:
     out_dir = opts.results_dir
     # The workstation loop: matrix.json holds every cell under results/ (the newest run of each
     # cell id), so `tox -e cpu` then `tox -e cu130` leaves both columns side by side.
-    cells = expand([out_dir])
-    matrix = merge_cell_dirs(
-        [c for c in cells if c.is_dir()], features=load_features(opts.suites_dir, opts.features_file)
-    )
-    write_matrix(matrix, out_dir / "matrix.json")
-    summary = render_markdown(matrix)
-    (out_dir / "summary.md").write_text(summary, encoding="utf-8")
+    # Under the folder's lock: two runs ending at once each merge every cell there, one after the other.
+    with outputs.locked(out_dir, what=f"{out_dir / 'matrix.json'}"):
+        outputs.sweep(out_dir)
+        cells = expand([out_dir])
+        matrix = merge_cell_dirs(
+            [c for c in cells if c.is_dir()], features=load_features(opts.suites_dir, opts.features_file)
+        )
+        write_matrix(matrix, out_dir / "matrix.json")
+        summary = render_markdown(matrix)
+        outputs.write_file(out_dir / "summary.md", summary)
     if not args.quiet:
         print(summary)
     held = ", ".join(c.id for c in matrix.columns)

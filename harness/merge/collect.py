@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
 
+from harness import outputs
 from harness.errors import HarnessError, InputError, UsageError
 from harness.github_api import Artifact, Job
 
@@ -81,8 +82,19 @@ def unpack(data: bytes, dest: Path) -> None:
             target = (dest / info.filename).resolve()
             if target != root and root not in target.parents:
                 raise InputError(f"{dest.name}: member {info.filename!r} would land outside {dest}")
-        dest.mkdir(parents=True, exist_ok=True)
-        archive.extractall(dest)
+        # Unpacked beside its place, then renamed into it: a killed collect leaves no half cell
+        # (the temp folder is hidden from the merge and swept by the next collect).
+        outputs.make_dirs(dest.parent)
+        staging = outputs.staging_dir(dest)
+        try:
+            with outputs.writing(dest):
+                archive.extractall(staging)
+            old = outputs.switch_dir(staging, dest)
+        except BaseException:
+            outputs.remove_tree(staging)
+            raise
+        if old is not None:
+            outputs.remove_tree(old)
 
 
 def _has_cell(folder: Path) -> bool:

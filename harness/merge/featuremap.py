@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from harness.errors import InputError
 from harness.model import UNASSIGNED
+from harness.regular_file import read_regular
 
 _FEATURE_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _META_KEYS: Final = ("title", "since", "claim")
@@ -116,7 +117,7 @@ def _rule(index: int, entry: Any, path: Path) -> Rule:
 def load_feature_map(path: Path) -> FeatureMap:
     """Read and check a feature map; every problem is one line naming the file and the rule."""
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(Path(path))
     except FileNotFoundError:
         raise InputError(f"{path}: no such feature map") from None
     except OSError as err:

@@ -13,6 +13,8 @@ never read.
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -32,6 +34,7 @@ from harness.merge.identity import IdentityRules, is_pytest
 from harness.merge.junit import JUnitCase, JUnitRead, iter_junit
 from harness.model import UNASSIGNED, TestResult, trim
 from harness.outcomes import Outcome, Scope
+from harness.regular_file import open_regular, read_regular
 
 EVENT_LINE_CAP: Final = 8 << 20  # bytes; the plugin's lines stay far below (texts trimmed to 32 KB)
 OUTPUT_CAP: Final = 4_000  # characters of captured output kept next to a failure
@@ -168,7 +171,7 @@ def read_collected(path: Path, gather: _Gather, errors: list[str], reader: CellR
     if not path.exists():
         return
     try:
-        data = jsonio.loads(path.read_bytes())
+        data = jsonio.loads(read_regular(path))
         if not isinstance(data, dict):
             raise TypeError(f"a {type(data).__name__}, not an object")
         reader.read_plan(data, gather.plan)
@@ -235,7 +238,12 @@ def read_events(
     bad = 0
     loads = jsonio.loads
     tests, plain, plan, unplanned = gather.tests, gather.plain, gather.plan, gather.unplanned
-    with path.open("rb") as handle:
+    try:
+        handle = open_regular(path)
+    except OSError as err:  # unreadable: that column's problem, with the reason
+        errors.append(f"events.jsonl: cannot read: {err.strerror or err}")
+        return
+    with handle:
         lines = _BoundedLines(handle, EVENT_LINE_CAP, drop=None if progress else _START_LINE)
         for line in lines:
             try:
@@ -446,15 +454,15 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
 def junit_ends_well(path: Path) -> bool:
     """Does the file end with the closing tag of its root (not cut off mid-write)?"""
     try:
-        with path.open("rb") as handle:
-            handle.seek(max(0, path.stat().st_size - 4096))
+        with open_regular(path) as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))
             tail = handle.read().rstrip()
     except OSError:
         return False
     return tail.endswith((b"</testsuites>", b"</testsuite>"))
 
 
-def read_fault_logs(cell: Path) -> tuple[dict[str, str], set[str]]:
+def read_fault_logs(cell: Path, errors: list[str] | None = None) -> tuple[dict[str, str], set[str]]:
     """From the test processes' own logs: nodeid -> fatal signal ('Fatal Python error:
     Aborted'), and the last test each process started (it may have died in it before the
     controller could log its start)."""
@@ -462,7 +470,13 @@ def read_fault_logs(cell: Path) -> tuple[dict[str, str], set[str]]:
     last_started: set[str] = set()
     for path in sorted(cell.glob("faults-*.log")):
         current = None
-        with path.open("r", encoding="utf-8", errors="replace") as handle:
+        try:
+            handle = io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="replace")
+        except OSError as err:
+            if errors is not None:
+                errors.append(f"{path.name}: cannot read: {err.strerror or err}")
+            continue
+        with handle:
             for line in handle:
                 if line.startswith("compat-test-start: "):
                     current = line[len("compat-test-start: ") :].strip()
@@ -644,7 +658,7 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
     # Otherwise the event log saw the whole session and holds every report (messages, traces,
     # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
     # and its intact ending is all that is checked. A damaged file is read, to say what is wrong.
-    signals, last_started = read_fault_logs(path)
+    signals, last_started = read_fault_logs(path, errors)
     if not completed:
         # Only a run that did not end normally has tests in flight; after a completed run a
         # process's last test finished (its events may just be lost).

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Final
 from xml.parsers import expat
 
+from harness.regular_file import open_regular
+
 CHUNK: Final = 1 << 20
 TEXT_CAP: Final = 64_000  # characters kept per failure/skip/error body
 OUTPUT_CAP: Final = 8_000  # characters kept of system-out / system-err
@@ -377,12 +379,12 @@ def iter_junit(path: Path, read: JUnitRead | None = None) -> Iterator[JUnitCase]
     content: problems go to `read.errors`, and the cases before a problem are still yielded."""
     read = read if read is not None else JUnitRead(path=path)
     try:
-        handle = path.open("rb")
+        handle = open_regular(path)  # a FIFO in its place would block the merge forever
     except FileNotFoundError:
         read.errors.append(f"{path.name}: missing")
         return
     except OSError as err:
-        read.errors.append(f"{path.name}: cannot open: {err}")
+        read.errors.append(f"{path.name}: cannot open: {err.strerror or err}")
         return
     parser = expat.ParserCreate()
     handlers = _Handlers(read, parser)

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from harness import jsonio
+from harness import jsonio, outputs
 from harness.model import ColumnState, Matrix, Score, TestResult
 from harness.outcomes import BAD, GOOD, Outcome, Rollup, SkipClass
 
@@ -290,18 +290,9 @@ def _dumps(data: Any) -> str:
 
 
 def _write_once(path: Path, text: str) -> bool:
-    """Create `path` with `text`; False (and nothing written) when it exists. link() fails if the
-    name exists, so a file of the history is never replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-    return True
+    """Create `path` with `text`; False (and nothing written) when it exists: a file of the history
+    is never replaced (harness/outputs.py links it into place)."""
+    return outputs.write_once(path, text)
 
 
 def ids_name(ids: Sequence[str]) -> str:
@@ -312,7 +303,7 @@ def ids_name(ids: Sequence[str]) -> str:
 def append_run(history_dir: Path, matrix: Matrix) -> Path | None:
     """Write this run's summary and per-test results (new files only) and refresh the index; None
     when the run is already recorded."""
-    history_dir.mkdir(parents=True, exist_ok=True)
+    outputs.make_dirs(history_dir)
     summary = summarize(matrix)
     if any(m.group(2) == summary.run for m in _names(history_dir)):
         write_index(history_dir)

@@ -7,6 +7,11 @@
     badges/*.svg          one per column and one for the matrix
     history/              one summary and the per-test results per run, appended, never rewritten
 
+The site is published as one switch: the new one is built whole in a folder beside the old (the old
+one's files taken over as hard links: nothing is ever written in place), then the two are swapped in
+one rename (harness/outputs.py), under a lock beside the site, so the folder is at every instant
+wholly the last publication or wholly this one, and the next run's baseline is always a whole one.
+
 The run's summary is appended to history/ (never rewriting an earlier one) before the page is drawn,
 so the page's trend includes this run. With $GITHUB_STEP_SUMMARY set, the Markdown summary is
 appended there within GitHub's 1 MiB limit. No file of the site exceeds SITE_FILE_LIMIT: GitHub
@@ -15,13 +20,16 @@ warns at 50 MB per file and refuses 100 MB.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from harness import jsonio
+from harness import jsonio, outputs
+from harness.errors import WriteError
 from harness.matrix_json import write_matrix, write_matrix_gzip
 from harness.model import Matrix
 from harness.publish.diff import ChangeKind, DiffReport, diff_matrices
@@ -46,6 +54,7 @@ class Published:
     diff: DiffReport | None = None  # against the baseline, when there was one
     page_parts: int = 0  # files in data/ (0: the page holds its data)
     problems: list[str] = field(default_factory=list)
+    diff_kept: bool = False  # the site held this very matrix already: its diff was kept
 
 
 def write_step_summary(matrix: Matrix, path: Path, page_url: str = "", diff: DiffReport | None = None) -> int:
@@ -78,11 +87,10 @@ def _write_diff(site: Path, diff: DiffReport | None) -> list[Path]:
     paths = [site / "diff.json", site / "diff.md"]
     if diff is None:  # nothing to compare with: an old diff must not pass for this run's
         for path in paths:
-            path.unlink(missing_ok=True)
+            outputs.remove(path)
         return []
     jsonio.write_atomic(paths[0], lambda handle: handle.write(jsonio.dumps_pretty(diff.to_json()) + b"\n"))
-    text = render_diff_markdown(diff)
-    jsonio.write_atomic(paths[1], lambda handle: handle.write(text.encode("utf-8")))
+    outputs.write_file(paths[1], render_diff_markdown(diff))
     return paths
 
 
@@ -92,29 +100,48 @@ def _write_matrix(site: Path, matrix: Matrix) -> list[Path]:
     plain = site / "matrix.json"
     write_matrix(matrix, plain)
     if plain.stat().st_size > SITE_FILE_LIMIT:
-        plain.unlink()
+        outputs.remove(plain)
         return [site / "matrix.json.gz"]
     return [site / "matrix.json.gz", plain]
 
 
 def _write_page(site: Path, html: str, files: dict[str, bytes]) -> list[Path]:
-    data = site / DATA_DIR
-    fresh = site / f".{DATA_DIR}.new"
-    shutil.rmtree(fresh, ignore_errors=True)
+    # The page and its parts go live together: the whole site is switched at once (`publish`).
     written = []
-    if files:
-        fresh.mkdir()
-        for name, body in files.items():
-            (fresh / f"{name}.json").write_bytes(body)
-            written.append(data / f"{name}.json")
-    # The parts first, then the page that names them: a reader never meets a page without its data.
-    shutil.rmtree(data, ignore_errors=True)
-    if files:
-        os.replace(fresh, data)
-    page = site / "index.html"
-    body = html.encode("utf-8")
-    jsonio.write_atomic(page, lambda handle: handle.write(body))
-    return [*written, page]
+    for name, body in files.items():
+        outputs.write_file(site / DATA_DIR / f"{name}.json", body)
+        written.append(site / DATA_DIR / f"{name}.json")
+    outputs.write_file(site / "index.html", html)
+    return [*written, site / "index.html"]
+
+
+# Leftovers of publications by earlier versions of the harness, which wrote in place (never carried on).
+_OLD_TEMP_RE: Final = re.compile(r"^\.(?:.+\.\d+\.tmp|data\.new|[^/]+\.(?:json|gz|md|html)\.[a-z0-9_]{8})$")
+
+
+def _not_carried(rel: Path) -> bool:
+    """What the next publication does not take over from the last: the page's parts (rewritten each
+    time) and temp files."""
+    return rel.name.startswith(outputs.TEMP_PREFIX) or bool(_OLD_TEMP_RE.match(rel.name)) or rel == Path(DATA_DIR)
+
+
+def same_publication(a: Matrix, b: Matrix) -> bool:
+    """Whether two matrices are one merge's result (a rerun publishing what is already published)."""
+    key = lambda m: (m.generated_at, [(c.id, c.run_id, c.run_attempt) for c in m.columns])  # noqa: E731
+    return key(a) == key(b)
+
+
+@contextlib.contextmanager
+def site_lock(site: Path, timeout: float = outputs.DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
+    """One publisher at a time: the lock file sits beside the site (the site folder itself is swapped)."""
+    site = served_path(site)
+    with outputs.locked(site.parent, timeout=timeout, what=f"the site {site}"):
+        yield
+
+
+def served_path(site: Path) -> Path:
+    """The folder that is served: a site given as a symbolic link is published where it points."""
+    return Path(os.path.realpath(site)) if site.is_symlink() else Path(os.path.abspath(site))
 
 
 def publish(
@@ -126,8 +153,60 @@ def publish(
     page_url: str = "",
     baseline: Matrix | None = None,
     inline_limit: int = INLINE_LIMIT,
+    lock_timeout: float = outputs.DEFAULT_LOCK_TIMEOUT,
 ) -> Published:
-    site.mkdir(parents=True, exist_ok=True)
+    """Build the new site completely in a folder beside the old one, then swap them in one rename:
+    at every instant `site` is wholly the last publication or wholly this one."""
+    given = site
+    with site_lock(site, lock_timeout):
+        site = served_path(site)
+        if os.path.lexists(site) and not site.is_dir():
+            raise WriteError(f"cannot write {site}: it is a file, not a folder", path=str(site), reason="not a folder")
+        outputs.restore_switched(site)  # a switch cut between its two renames (no renameat2)
+        # Under the lock every temp folder of this site is a dead publisher's.
+        outputs.sweep(site.parent, also=lambda p: p.name.endswith(f"-{site.name}") or f"-{site.name}.old" in p.name)
+        staging = outputs.staging_dir(site)
+        try:
+            if site.is_dir():
+                outputs.link_tree(site, staging, skip=_not_carried)
+            result = _build(matrix, staging, stale_after_hours, history, baseline, inline_limit)
+            outputs.clear_temp_files(staging)
+            outputs.sync_tree(staging)
+            old = outputs.switch_dir(staging, site)
+        except WriteError as err:
+            outputs.remove_tree(staging)
+            raise _named_in(err, staging, site) from None
+        except BaseException:
+            outputs.remove_tree(staging)
+            raise
+        if old is not None:
+            outputs.remove_tree(old)
+    result.site = given
+    result.files = [given / p.relative_to(staging) for p in result.files]
+    result.history_entry = given / result.history_entry.relative_to(staging) if result.history_entry else None
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with outputs.writing(summary):
+            result.summary_bytes = write_step_summary(matrix, Path(summary), page_url, result.diff)
+    return result
+
+
+def _named_in(err: WriteError, staging: Path, site: Path) -> WriteError:
+    """The error names the site's path, not the temp folder's."""
+    if not err.path.startswith(str(staging)):
+        return err
+    path = str(site) + err.path[len(str(staging)) :]
+    return WriteError(f"cannot write {path}: {err.reason}", path=path, reason=err.reason)
+
+
+def _build(
+    matrix: Matrix,
+    site: Path,
+    stale_after_hours: float,
+    history: bool,
+    baseline: Matrix | None,
+    inline_limit: int,
+) -> Published:
     result = Published(site=site)
     runs: list[RunSummary] = []
     results: list[RunResults | None] = []
@@ -137,15 +216,18 @@ def publish(
         result.history_runs = len(runs)
         window = runs[-HISTORY_WINDOW:]
         results = [None] * (len(runs) - len(window)) + load_results(site / "history", window, result.problems)
-    if baseline is not None:
-        result.diff = diff_matrices(baseline, matrix)
-    result.files += _write_diff(site, result.diff)
+    if baseline is not None and same_publication(baseline, matrix):
+        # Already published (a rerun after a kill that came after the switch): its diff against
+        # the publication before stays; a diff of the matrix with itself would hide every change.
+        result.diff_kept = True
+    else:
+        if baseline is not None:
+            result.diff = diff_matrices(baseline, matrix)
+        result.files += _write_diff(site, result.diff)
     result.files += _write_matrix(site, matrix)
-    badge_dir = site / "badges"
-    badge_dir.mkdir(exist_ok=True)
     for name, svg in badges(matrix).items():
-        (badge_dir / name).write_text(svg, encoding="utf-8")
-        result.files.append(badge_dir / name)
+        outputs.write_file(site / "badges" / name, svg)
+        result.files.append(site / "badges" / name)
     page = render_page(
         matrix,
         history=runs,
@@ -156,7 +238,4 @@ def publish(
     )
     result.page_parts = len(page.files)
     result.files += _write_page(site, page.html, page.files)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        result.summary_bytes = write_step_summary(matrix, Path(summary), page_url, result.diff)
     return result

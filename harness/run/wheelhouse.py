@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from harness import outputs
 from harness.errors import InfrastructureError, UsageError
 from harness.registry import Backend, get_backend
 from harness.run import images
@@ -184,7 +185,7 @@ def _build_pure_wheel(download: list[str], requirement: str, dest: Path) -> None
                 "and put it in the wheelhouse",
             )
         for wheel in wheels:
-            shutil.copyfile(wheel, dest / wheel.name)
+            outputs.copy_file(wheel, dest / wheel.name)
 
 
 def index_unreachable(index_url: str, timeout: float = 20.0) -> str | None:

@@ -271,7 +271,9 @@ def test_an_unreadable_manifest_names_its_path_once(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").mkdir()
     with pytest.raises(InputError) as error:
         cell.read_manifest(tmp_path / "manifest.json")
-    assert str(error.value) == f"{tmp_path / 'manifest.json'}: cannot read: Is a directory"
+    message = str(error.value)
+    assert message.startswith(f"{tmp_path / 'manifest.json'}: cannot read: ") and "directory" in message
+    assert message.count(str(tmp_path / "manifest.json")) == 1, "the path once"
 
 
 def test_a_manifest_records_its_channel_and_ignores_a_made_up_one() -> None:

@@ -29,6 +29,8 @@ EXPECTED = {
     errors.TestsFailedError: 1,
     GateFailedError: 1,
     InterruptedRunError: 130,
+    errors.WriteError: 6,
+    errors.OutputLockedError: 6,
 }
 
 

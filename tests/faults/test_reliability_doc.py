@@ -52,7 +52,7 @@ def test_every_fault_test_has_exactly_one_row() -> None:
 
 def test_every_issue_point_has_rows() -> None:
     points = {int(row.split("|")[1]) for row in table_rows()}
-    assert points == set(range(1, 11))
+    assert points == set(range(1, 12))
 
 
 def test_container_rows_name_container_tests() -> None:

@@ -188,3 +188,62 @@ def test_a_large_matrix_is_published_as_gzip_and_a_split_page(matrices, tmp_path
     # a smaller matrix later keeps its tests inside the page again, and data/ goes
     assert main(["publish", str(site), "--matrix", str(new)]) == 0
     assert not (site / "data").exists()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_site_is_swapped_whole_and_keeps_what_it_does_not_write(matrices, tmp_path: Path) -> None:
+    """A publication is built beside the site and swapped in: the previous folder is gone afterwards,
+    files the harness does not write (a CNAME) stay, older versions' temp files are not taken over,
+    and nothing but the site and its lock is left beside it."""
+    base, new = matrices
+    site = tmp_path / "site"
+    assert main(["publish", str(site), "--matrix", str(base)]) == 0
+    (site / "CNAME").write_text("matrix.example.org\n")
+    (site / ".matrix.json.k3x9_a2b").write_text("left by a killed run of an older harness")
+    inode = site.stat().st_ino
+    assert main(["publish", str(site), "--matrix", str(new)]) == 0
+    assert site.stat().st_ino != inode, "a new folder was switched in"
+    assert (site / "CNAME").read_text() == "matrix.example.org\n"
+    assert not (site / ".matrix.json.k3x9_a2b").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".harness-lock", "site"]
+
+
+def test_a_rerun_of_a_published_matrix_keeps_its_diff(matrices, tmp_path: Path, capsys) -> None:
+    """Killed after its switch, a publish is rerun with the site already holding its matrix: the
+    diff against the publication before stays (never the matrix against itself)."""
+    base, new = matrices
+    site = tmp_path / "site"
+    assert main(["publish", str(site), "--matrix", str(base)]) == 0
+    assert main(["publish", str(site), "--matrix", str(new)]) == 0
+    published = _files(site)
+    capsys.readouterr()
+    assert main(["publish", str(site), "--matrix", str(new)]) == 0
+    assert "this matrix is published already; its diff is kept" in capsys.readouterr().err
+    assert _files(site) == published
+    assert f"`{REGRESSED}` (passed → failed)" in (site / "diff.md").read_text()
+
+
+def test_a_site_that_cannot_be_written_is_exit_6_and_stays(matrices, tmp_path: Path, capsys) -> None:
+    base, new = matrices
+    site = tmp_path / "site"
+    assert main(["publish", str(site), "--matrix", str(base)]) == 0
+    (site / "history" / "tests").rename(tmp_path / "moved")
+    (site / "history" / "tests").write_text("a file where the per-test folder should be")
+    before = _files(site)
+    capsys.readouterr()
+    assert main(["publish", str(site), "--matrix", str(new)]) == 6
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"harness: error: cannot write {site}/history/tests") and ".harness-tmp-" not in err[-1]
+    assert _files(site) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".harness-lock", "moved", "site"]
+
+
+def test_a_site_path_that_is_a_file_is_exit_6_and_left_alone(matrices, tmp_path: Path, capsys) -> None:
+    base, _ = matrices
+    (tmp_path / "site").write_text("not a folder")
+    assert main(["publish", str(tmp_path / "site"), "--matrix", str(base)]) == 6
+    assert capsys.readouterr().err.strip().endswith(f"cannot write {tmp_path / 'site'}: it is a file, not a folder")
+    assert (tmp_path / "site").read_text() == "not a folder"
