@@ -47,7 +47,6 @@ _PHASE_BITS: Final = {"setup": 1, "call": 2, "teardown": 4}
 _START_LINE: Final = b'{"event": "start"'  # how the plugin's json.dumps begins a start line
 _PASSED_PHASES: Final = ((1, Phase.SETUP), (2, Phase.CALL), (4, Phase.TEARDOWN))
 _FIRST: Final = itemgetter(0)
-_FAILED: Final = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.CRASHED})
 
 
 @dataclass(slots=True)
@@ -102,6 +101,7 @@ class _Test:
     attempts: list[Attempt] | None = None  # event log: every report that is not a plain pass
     runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase> of the id
     source: int = -1  # JUnit: the index of the file `runs` came from (a later file decides)
+    pytest_report: bool = False  # JUnit: `runs` came from pytest's report (attempts.run_attempts)
     user_properties: Any = None  # event log: the latest report's properties, read once at the end
     properties: dict[str, Any] | None = None
     output: str | None = None
@@ -388,7 +388,7 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
         for case in iter_junit(path, read):
             count += 1
             if fast and _junit_plain_pass(case):
-                nodeid, copy = rules.test_id(case, read, failed=False)
+                nodeid, copy = rules.test_id(case, read)
                 if nodeid in plain or copy:
                     continue  # the event log decided it; or a copy of the previous testcase
                 earlier = plain_from.get(nodeid)
@@ -405,7 +405,7 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
                 if pytest_phases is None:
                     pytest_phases = is_pytest(read)
                 runs = normalise.case_attempts(case, pytest_phases=pytest_phases)
-                nodeid, copy = rules.test_id(case, read, failed=any(a.status in _FAILED for a in runs))
+                nodeid, copy = rules.test_id(case, read)
                 if nodeid in plain:
                     continue  # the event log decided it: it passed
             test = tests.get(nodeid)
@@ -427,6 +427,7 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
                 test.source, test.runs = index, [runs]
             else:
                 test.runs.append(runs)  # type: ignore[union-attr]
+                test.pytest_report = is_pytest(read)  # a repeat: how to read it depends on the report
             if case.properties:
                 _add_properties(test, case.properties)
         errors.extend(e for e in read.errors if not e.endswith(": missing"))
@@ -566,7 +567,7 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
         attempts = _event_attempts(test) + extra
     elif test.runs is not None:
         # Each <testcase> of the id in its file is a run or a phase (identity decides which are).
-        attempts = normalise.run_attempts(test.runs) + extra
+        attempts = normalise.run_attempts(test.runs, pytest_reruns=test.pytest_report) + extra
     else:
         attempts = extra
     result = decide(attempts, signal=signal)

@@ -32,8 +32,10 @@ MAX_DEPTH: Final = 256  # nesting deeper than this is an attack, not a report
 TOKEN_CAP: Final = 16 << 20
 ROOTS: Final = ("testsuites", "testsuite")
 RESULT_TAGS: Final = frozenset({"failure", "error", "skipped"})
-# Surefire / Gradle attempts inside one <testcase>: flaky* = failed, then passed; rerun* = failed every time.
-RERUN_TAGS: Final = frozenset({"rerunFailure", "rerunError", "flakyFailure", "flakyError"})
+# Failed attempts the producer wrote inside one <testcase>, before its result: Surefire, Gradle
+# `mergeReruns`, nextest / quick-junit (flaky* = failed, then passed; rerun* = failed every time),
+# and PyTorch CI's `rerun` (its test/conftest.py writes each pytest-rerunfailures rerun as one).
+RERUN_TAGS: Final = frozenset({"rerunFailure", "rerunError", "flakyFailure", "flakyError", "rerun"})
 _OUTPUT_TAGS: Final = frozenset({"system-out", "system-err"})
 _PROPERTY_DONE: Final = ("property", None, None)  # an open <property value=...>, already kept
 _TEXT_TAGS: Final = RESULT_TAGS | RERUN_TAGS | _OUTPUT_TAGS | {"stackTrace", "property"}
@@ -65,7 +67,7 @@ class _TokenTooLarge(ValueError):
 class JUnitResult:
     """A result or attempt element of a testcase, as written."""
 
-    kind: str  # failure | error | skipped | rerunFailure | rerunError | flakyFailure | flakyError
+    kind: str  # failure | error | skipped | rerunFailure | rerunError | flakyFailure | flakyError | rerun
     type: str | None
     message: str | None
     text: str | None

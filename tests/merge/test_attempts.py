@@ -84,7 +84,7 @@ def test_a_failure_then_a_teardown_error_is_one_run() -> None:
 
 def test_rerunfailures_runs_are_failed_attempts_then_the_last_run() -> None:
     cases = _cases("pytest/junit-xunit1.xml", "test_rerun_fails_twice_then_passes")
-    attempts = run_attempts([case_attempts(c, pytest_phases=True) for c in cases])
+    attempts = run_attempts([case_attempts(c, pytest_phases=True) for c in cases], pytest_reruns=True)
     assert _shape(attempts) == [(Phase.TEST, Status.RERUN), (Phase.TEST, Status.RERUN), (Phase.TEST, Status.PASSED)]
     assert attempts[0].message == UNRECORDED_FAILURE, "rerunfailures 16 writes the retried runs empty"
 
