@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from harness import jsonio
 from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manifest
@@ -102,6 +103,7 @@ class _Test:
     runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase> of the id
     source: int = -1  # JUnit: the index of the file `runs` came from (a later file decides)
     pytest_report: bool = False  # JUnit: `runs` came from pytest's report (attempts.run_attempts)
+    decided: TestResult | None = None  # event log of an imported cell: the result decided at import
     user_properties: Any = None  # event log: the latest report's properties, read once at the end
     properties: dict[str, Any] | None = None
     output: str | None = None
@@ -109,7 +111,7 @@ class _Test:
     finished: bool = False
 
 
-class _Gather:
+class Gather:
     """Everything read from a cell's files, keyed by test id.
 
     `plan` is the collected list (feature, scope); `plain` holds the tests whose every report
@@ -130,6 +132,7 @@ class _Gather:
         self.session_finished = False
         self.events_seen = False
         self.events_clean = True  # no unreadable or overlong line in events.jsonl
+        self.notes: list[str] = []  # event log of an imported cell: what the import said about its files
 
     def test(self, nodeid: str) -> _Test:
         test = self.tests.get(nodeid)
@@ -161,7 +164,7 @@ def _add_properties(test: _Test, pairs: Any) -> None:
 
 
 # -- sources -------------------------------------------------------------------------------------
-def read_collected(path: Path, gather: _Gather, errors: list[str], reader: CellReader) -> None:
+def read_collected(path: Path, gather: Gather, errors: list[str], reader: CellReader) -> None:
     """The plan: every collected test with its feature and scope (each cell format says how it
     lists them: harness/merge/cellformat_v1.py, cellformat_v2.py), and the modules that failed to
     import (each an error row of its own)."""
@@ -222,7 +225,7 @@ class _BoundedLines:
 
 
 def read_events(
-    path: Path, gather: _Gather, errors: list[str], *, progress: bool = True, plain_finish: bool = True
+    path: Path, gather: Gather, errors: list[str], *, progress: bool = True, plain_finish: bool = True
 ) -> None:
     """events.jsonl as it streams by; a bad or half-written line is reported and skipped.
 
@@ -283,6 +286,21 @@ def read_events(
             elif kind == "timeout" and isinstance(nodeid, str):
                 gather.timed_out[nodeid] = event.get("seconds")
                 gather.test(nodeid)
+            elif kind == "result" and isinstance(nodeid, str):
+                # An imported cell (format 3): the result decided from its JUnit at import time.
+                try:
+                    decided = TestResult.from_json(event["result"])
+                except (KeyError, ValueError, TypeError, AttributeError):
+                    bad += 1
+                    continue
+                test = gather.test(nodeid)
+                test.decided, test.reported, test.finished = decided, True, True
+                feature = event.get("feature")
+                if isinstance(feature, str) and feature:
+                    test.feature = sys.intern(feature)
+            elif kind in ("read_error", "note"):
+                # What the import found wrong in its files, or said about them: kept with the cell.
+                (errors if kind == "read_error" else gather.notes).append(str(event.get("message")))
             elif kind == "session_finish":
                 gather.session_finished = True
             elif kind is None:
@@ -369,13 +387,24 @@ def _recorded(case: JUnitCase, planned: tuple[str | None, Scope | None] | None) 
     return feature, scope
 
 
-def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], notes: list[str] | None = None) -> int:
+def read_junit_files(
+    files: list[Path],
+    gather: Gather,
+    errors: list[str],
+    notes: list[str] | None = None,
+    *,
+    opener: Callable[[Path], BinaryIO] | None = None,
+    reads: list[JUnitRead] | None = None,
+    label: Callable[[Path], str] = lambda path: path.name,
+) -> int:
     """Every testcase of every file; tests the event log already decided only lend their output.
 
     Ids are unique within a file (identity.IdentityRules); an id that an earlier file also has
     is a second report of that test, and the later file decides (docs/outcomes.md, "Repeats"):
     the earlier file's runs of it are dropped, never read as attempts. `notes` gets one line per
-    file that shared ids with an earlier one."""
+    file that shared ids with an earlier one. `opener`: how to open each file (harness import
+    reads its inputs as it copies them); `reads` gets each file's JUnitRead (its counts); `label`
+    names a file in the notes."""
     count = 0
     tests, plain = gather.tests, gather.plain
     junit_plain, plain_from, recorded = gather.junit_plain, gather.junit_plain_from, gather.recorded
@@ -385,7 +414,9 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
         rules = IdentityRules()
         replaced: dict[int, int] = {}  # earlier file -> how many of its tests this file decides
         pytest_phases: bool | None = None
-        for case in iter_junit(path, read):
+        if reads is not None:
+            reads.append(read)
+        for case in iter_junit(path, read, opener(path) if opener is not None else None):
             count += 1
             if fast and _junit_plain_pass(case):
                 nodeid, copy = rules.test_id(case, read)
@@ -434,8 +465,9 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
         if notes is not None:
             for earlier, shared in replaced.items():
                 notes.append(
-                    f"{path.name}: {shared} test id(s) also in {files[earlier].name} (given before it):"
-                    f" two runs of one test, the later file decides"
+                    f"{label(path)}: {shared} test id(s) also in {label(files[earlier])} (given before it):"
+                    f" read as two runs of each test; the later file decides, the earlier file's results"
+                    f" of them are left out"
                 )
     # The plain passes join the event log's (never the same ids: those were skipped above).
     plain.update(junit_plain)
@@ -477,7 +509,7 @@ def read_fault_logs(cell: Path) -> tuple[dict[str, str], set[str]]:
 
 
 # -- features ----------------------------------------------------------------------------------
-class _Features:
+class CellFeatures:
     """Which row a test belongs to: its recorded feature, the suites' folder rule for the
     project's own cells, the feature map for imported ones, else `unassigned`."""
 
@@ -548,6 +580,13 @@ def _round_duration(seconds: float | None) -> float | None:
 
 
 def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[tuple, TestResult]) -> TestResult:
+    if test.decided is not None and not extra:
+        decided = test.decided
+        if decided.outcome is Outcome.PASSED and decided == TestResult(
+            outcome=Outcome.PASSED, duration=decided.duration, scope=decided.scope
+        ):
+            return _shared(cache, Outcome.PASSED, decided.duration, decided.scope)
+        return decided
     if (
         test.attempts is None
         and test.passed & 2
@@ -601,7 +640,7 @@ def _plain_results(
     ids: list[str],
     plain: dict[str, float],
     plan: dict[str, tuple[str | None, Scope | None]],
-    features: _Features,
+    features: CellFeatures,
     cache: dict[tuple, TestResult],
     recorded: dict[str, tuple[str | None, Scope | None]] | None = None,
 ) -> tuple[list[TestResult], list[str]]:
@@ -626,11 +665,10 @@ def _plain_results(
     return results, planned_features
 
 
-def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Features) -> CellResult:
+def read_cell(path: Path, manifest: Manifest, errors: list[str], features: CellFeatures) -> CellResult:
     """The cell's tests, decided, in plan order (then any test only the results know)."""
     cell = CellDir(path)
-    gather = _Gather()
-    status = manifest.status
+    gather = Gather()
     completed = manifest.completed
     reader = cell_reader(manifest.cell_format)
     read_collected(cell.collected, gather, errors, reader)
@@ -638,18 +676,35 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
     read_events(cell.events, gather, errors, progress=not completed, plain_finish=reader.PLAIN_FINISH)
     files = junit_files(path)
     if not files:
-        if completed:
+        if completed and not gather.events_seen:
             errors.append("junit.xml: missing although the run completed")
     elif not (gather.session_finished and gather.events_clean and all(junit_ends_well(f) for f in files)):
         read_junit_files(files, gather, errors, notes)
     # Otherwise the event log saw the whole session and holds every report (messages, traces,
     # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
-    # and its intact ending is all that is checked. A damaged file is read, to say what is wrong.
+    # and its intact ending is all that is checked. A damaged file is read to say what is wrong.
     signals, last_started = read_fault_logs(path)
+    return decide_cell(path, manifest, gather, errors, features, gather.notes + notes, signals, last_started)
+
+
+def decide_cell(
+    path: Path,
+    manifest: Manifest,
+    gather: Gather,
+    errors: list[str],
+    features: CellFeatures,
+    notes: list[str],
+    signals: dict[str, str] | None = None,
+    last_started: set[str] | None = None,
+) -> CellResult:
+    """Every test of what was gathered, decided: the plain passes in bulk, then the others."""
+    status = manifest.status
+    completed = manifest.completed
+    signals = signals or {}
     if not completed:
         # Only a run that did not end normally has tests in flight; after a completed run a
         # process's last test finished (its events may just be lost).
-        for nodeid in last_started:
+        for nodeid in last_started or ():
             gather.test(nodeid).started = True
     exit_signal = manifest.exit.signal if manifest.exit else None
     cell_timed_out = status is CellStatus.TIMEOUT
@@ -698,4 +753,4 @@ def ingest_cell(path: Path) -> CellResult:
         raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run` or `harness import`")
     manifest = read_manifest(CellDir(path).manifest)
     errors: list[str] = []
-    return read_cell(path, manifest, errors, _Features(manifest, path, errors))
+    return read_cell(path, manifest, errors, CellFeatures(manifest, path, errors))

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 from xml.parsers import expat
 
 CHUNK: Final = 1 << 20
@@ -374,18 +374,20 @@ class _Handlers:
                 parent_text.add(value)
 
 
-def iter_junit(path: Path, read: JUnitRead | None = None) -> Iterator[JUnitCase]:
+def iter_junit(path: Path, read: JUnitRead | None = None, handle: BinaryIO | None = None) -> Iterator[JUnitCase]:
     """The testcases of a JUnit file, one at a time, in bounded memory. Never raises for bad
-    content: problems go to `read.errors`, and the cases before a problem are still yielded."""
+    content: problems go to `read.errors`, and the cases before a problem are still yielded.
+    `handle`: the file, already open (it is closed here); `path` then only names it."""
     read = read if read is not None else JUnitRead(path=path)
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        read.errors.append(f"{path.name}: missing")
-        return
-    except OSError as err:
-        read.errors.append(f"{path.name}: cannot open: {err}")
-        return
+    if handle is None:
+        try:
+            handle = path.open("rb")
+        except FileNotFoundError:
+            read.errors.append(f"{path.name}: missing")
+            return
+        except OSError as err:
+            read.errors.append(f"{path.name}: cannot open: {err}")
+            return
     parser = expat.ParserCreate()
     handlers = _Handlers(read, parser)
     parser.buffer_text = True

@@ -421,7 +421,8 @@ RETRY_CATEGORIES: dict[str, Callable[[Ours], int]] = {
 }
 # mikepenz's action has no error category: an <error> run is a failure there.
 MIKEPENZ_WORDS = words(
-    {Out.PASSED: "passed", Out.FLAKY: "passed", Out.SKIPPED: "skipped"} | dict.fromkeys(BAD_IN_TOOLS_WITHOUT_ERROR, "failed")
+    {Out.PASSED: "passed", Out.FLAKY: "passed", Out.SKIPPED: "skipped"}
+    | dict.fromkeys(BAD_IN_TOOLS_WITHOUT_ERROR, "failed")
 )
 MIKEPENZ_CATEGORIES = RETRY_CATEGORIES | {
     "failed": lambda o: o.n(*BAD_IN_TOOLS_WITHOUT_ERROR),
