@@ -4,11 +4,12 @@ The JUnit is read once, at import time, and its tests decided there (the identit
 rules of docs/outcomes.md); events.jsonl then holds what the merge needs, as compact as a run's
 own log: a `pass` line per test that simply passed (`{"event": "pass", "nodeid", "duration"}`),
 a `result` line per other test (`{"event": "result", "nodeid", "result": <the matrix's result
-object>}`, with `"feature"` where the report itself named one), a `read_error` / `note` line per
-thing the import found wrong in its files or said about them, between `session_start` and
-`session_finish`. The original files are kept gzipped under junit/ for provenance; the merge
-never reads them. No collected.json: an import has no plan. An older harness refuses the format
-with one line instead of reading the cell without its results.
+object>}`), a `read_error` / `note` line per thing the import found wrong in its files or said
+about them, between `session_start` and `session_finish`. collected.json's `groups` (as format 2)
+list only the tests whose report named their feature or scope (the project's own JUnit carries
+them as properties); the cell's feature map places the others. The original files are kept
+gzipped under junit/ for provenance; the merge never reads them. An older harness refuses the
+format with one line instead of reading the cell without its results.
 """
 
 from __future__ import annotations

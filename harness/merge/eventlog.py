@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from harness import jsonio
+from harness.cell import COLLECTED, EVENTS
 from harness.model import TestResult
 from harness.outcomes import Outcome, Scope
 
@@ -21,35 +22,48 @@ BLOCK: Final = 1 << 20  # bytes gathered before each write
 
 
 def is_plain_pass(result: TestResult) -> bool:
-    """A result a `pass` line says whole: passed, once, with nothing else to keep."""
-    if result.duration is None:  # a pass line always carries a time
-        return False
-    return result == TestResult(outcome=Outcome.PASSED, duration=result.duration, scope=Scope.BACKEND)
+    """A result a `pass` line says whole (its scope aside, which the plan gives): passed, once,
+    in a known time, with nothing else to keep."""
+    return (
+        result.outcome is Outcome.PASSED
+        and result.duration is not None  # a pass line always carries a time
+        and result.attempts == 1
+        and result.message is None
+        and result.trace is None
+        and result.output is None
+        and result.skip_class is None
+        and result.link is None
+        and result.strict is None
+        and result.signal is None
+        and not result.extra_messages
+        and not result.properties
+    )
 
 
-def write_event_log(
-    path: Path,
+def write_cell_log(
+    cell: Path,
     tests: Iterable[tuple[str, TestResult, str | None]],
     *,
     errors: Iterable[str] = (),
     notes: Iterable[str] = (),
 ) -> int:
-    """events.jsonl for `tests`: (id, result, the feature the report itself named or None).
-    Returns the number of tests written."""
+    """events.jsonl for `tests`: (id, result, the feature the report itself named or None), and
+    collected.json's groups for the tests whose report named a feature or a scope (the feature map
+    places the others when the cell is merged). Returns the number of tests written."""
     dumps = jsonio.dumps
     count = 0
-    with path.open("xb") as out:
+    groups: dict[tuple[str | None, str], list[str]] = {}
+    with (cell / EVENTS).open("xb") as out:
         block = [dumps({"event": "session_start", "source": "harness import"})]
         size = 0
         for nodeid, result, feature in tests:
             count += 1
-            if feature is None and is_plain_pass(result):
+            if feature is not None or result.scope is not Scope.BACKEND:
+                groups.setdefault((feature, result.scope.value), []).append(nodeid)
+            if is_plain_pass(result):
                 line = dumps({"event": "pass", "nodeid": nodeid, "duration": result.duration})
             else:
-                event = {"event": "result", "nodeid": nodeid, "result": result.to_json()}
-                if feature is not None:
-                    event["feature"] = feature
-                line = dumps(event)
+                line = dumps({"event": "result", "nodeid": nodeid, "result": result.to_json()})
             block.append(line)
             size += len(line)
             if size > BLOCK:
@@ -59,4 +73,7 @@ def write_event_log(
         block.extend(dumps({"event": "note", "message": n}) for n in notes)
         block.append(dumps({"event": "session_finish"}))
         out.write(b"\n".join(block) + b"\n")
+    if groups:
+        planned = [{"feature": f, "scope": s, "tests": ids} for (f, s), ids in groups.items()]
+        (cell / COLLECTED).write_bytes(dumps({"count": sum(map(len, groups.values())), "groups": planned}))
     return count

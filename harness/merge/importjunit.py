@@ -15,8 +15,10 @@ import dataclasses
 import gzip
 import hashlib
 import os
+import queue
 import socket
 import stat
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,6 @@ from typing import BinaryIO, Final
 
 from harness import __version__
 from harness.cell import (
-    EVENTS,
     CellDir,
     CellStatus,
     FeatureInfo,
@@ -38,7 +39,7 @@ from harness.cell import (
 )
 from harness.errors import InputError, UsageError
 from harness.merge import cellformat_v3
-from harness.merge.eventlog import write_event_log
+from harness.merge.eventlog import write_cell_log
 from harness.merge.featuremap import FeatureMap, parse_feature_map
 from harness.merge.importcheck import (
     check_backend,
@@ -163,8 +164,15 @@ def _environment(checked: _Checked) -> Probe:
     )
 
 
+def _fingerprint(source: Path) -> tuple[int, str]:
+    """(size, sha256 of the first block): equal for an input given twice, and cheap; only inputs
+    whose fingerprints are equal are hashed whole (`_sha256`) to tell."""
+    with open_input(source) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        return size, hashlib.sha256(handle.read(BLOCK)).hexdigest()
+
+
 def _sha256(source: Path) -> str:
-    """The content's sha256 (to find an input given twice before reading it)."""
     digest = hashlib.sha256()
     with open_input(source) as handle:
         while block := handle.read(BLOCK):
@@ -174,28 +182,47 @@ def _sha256(source: Path) -> str:
 
 class _CopyingReader:
     """The checked input as the JUnit reader reads it, written gzipped to the cell's copy and
-    hashed on the way: one read of each file. Closing it copies whatever the reader left
-    unread (it stops at a broken tag), so the copy is always whole."""
+    hashed on the way: one read of each file. The hashing and compression (which release the
+    interpreter's lock) run in a thread beside the parse; closing the reader copies whatever the
+    parse left unread (it stops at a broken tag) and waits for the thread, so the copy is whole."""
 
     def __init__(self, source: Path, target: Path) -> None:
         self.source: BinaryIO = open_input(source)
         self.raw = target.open("xb")
         self.out = gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, compresslevel=GZIP_LEVEL, mtime=0)
         self.digest = hashlib.sha256()
+        self.blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=8)  # bounded: memory stays flat
+        self.failed: BaseException | None = None
+        self.worker = threading.Thread(target=self._copy, name="junit-copy", daemon=True)
+        self.worker.start()
+
+    def _copy(self) -> None:
+        while (block := self.blocks.get()) is not None:
+            if self.failed is None:
+                try:
+                    self.digest.update(block)
+                    self.out.write(block)
+                except OSError as err:  # disk full: said when the reader closes
+                    self.failed = err
 
     def read(self, size: int = -1) -> bytes:
         data = self.source.read(size)
         if data:
-            self.digest.update(data)
-            self.out.write(data)
+            self.blocks.put(data)
         return data
 
     def close(self) -> None:
-        while self.read(BLOCK):
-            pass
-        self.out.close()
-        self.raw.close()
-        self.source.close()
+        try:
+            while self.read(BLOCK):
+                pass
+        finally:
+            self.blocks.put(None)
+            self.worker.join()
+            self.out.close()
+            self.raw.close()
+            self.source.close()
+        if self.failed is not None:
+            raise self.failed
 
     def __enter__(self) -> _CopyingReader:
         return self
@@ -237,8 +264,12 @@ def _build(
     duplicates: list[str] = []
     seen: dict[str, Path] = {}  # sha256 -> the input first given with it
     sources: list[Path] = []
+    fingerprints: dict[tuple[int, str], list[Path]] = {}
     for source in spec.files:
-        sha = _sha256(source)
+        fingerprints.setdefault(_fingerprint(source), []).append(source)
+    for source in spec.files:
+        alike = fingerprints[_fingerprint(source)]
+        sha = _sha256(source) if len(alike) > 1 else f"unique-{len(sources)}"
         if sha in seen:
             # The same report given twice (a glob that matched it twice, a shard uploaded twice):
             # its tests ran once.
@@ -265,7 +296,8 @@ def _build(
     copied = []
     for source in sources:
         sha = readers[source].digest.hexdigest()
-        if seen.get(sha) != source:
+        hashed = next((known for known, path in seen.items() if path == source), None)
+        if hashed is not None and not hashed.startswith("unique-") and hashed != sha:
             raise InputError(f"{source}: changed while it was imported; import it again")
         copied.append({"source": str(source), "file": f"{JUNIT_DIR}/{targets[source].name}", "sha256": sha})
     now = utc_now()
@@ -290,7 +322,7 @@ def _build(
     )
     features = CellFeatures(manifest, cell.path, [])
     decided = decide_cell(cell.path, manifest, gather, list(junit_errors), features, list(shared))
-    write_event_log(cell.path / EVENTS, _with_recorded_features(decided, features), errors=junit_errors, notes=shared)
+    write_cell_log(cell.path, _with_recorded_features(decided, features), errors=junit_errors, notes=shared)
     cell.write_manifest(manifest)
     return Imported(
         cell_dir=cell.path,

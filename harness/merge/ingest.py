@@ -295,9 +295,6 @@ def read_events(
                     continue
                 test = gather.test(nodeid)
                 test.decided, test.reported, test.finished = decided, True, True
-                feature = event.get("feature")
-                if isinstance(feature, str) and feature:
-                    test.feature = sys.intern(feature)
             elif kind in ("read_error", "note"):
                 # What the import found wrong in its files, or said about them: kept with the cell.
                 (errors if kind == "read_error" else gather.notes).append(str(event.get("message")))
