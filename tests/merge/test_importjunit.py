@@ -185,3 +185,20 @@ def test_streaming_reader_agrees_with_a_plain_tree_read(report: Path) -> None:
         for case in iter_junit(report, JUnitRead(path=report))
     ]
     assert ours == _by_element_tree(report)
+
+
+# -- several files, a folder ---------------------------------------------------------------------------
+def test_a_folder_imports_its_xml_files_in_name_order(tmp_path: Path) -> None:
+    """A folder is its `*.xml` regular files, in name order: the same cell as the files given
+    one by one; a link and a file of another kind in it are left alone."""
+    folder = DIALECTS / "surefire" / "junit"
+    files = tuple(sorted(folder.glob("*.xml")))
+    linked = tmp_path / "linked"
+    shutil.copytree(folder, linked)
+    (linked / "zz-link.xml").symlink_to(files[0])
+    (linked / "notes.txt").write_text("not a report", encoding="utf-8")
+    by_folder = import_junit(ImportSpec(files=(linked,), backend="cpu", cell_id="f", results_dir=tmp_path / "r"))
+    by_files = import_junit(ImportSpec(files=files, backend="cpu", cell_id="g", results_dir=tmp_path / "r"))
+    assert [r.path.name for r in by_folder.files] == [p.name for p in files]
+    assert by_folder.cell is not None and by_files.cell is not None
+    assert by_folder.cell.nodeids == by_files.cell.nodeids and by_folder.cell.results == by_files.cell.results
