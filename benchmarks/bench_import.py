@@ -20,7 +20,9 @@ Steps per input:
 - merge: `harness merge` of those imported cells again (what every later merge costs).
 
 Targets (issue 31): merge >= 0.8x lxml's speed on chatty and lean input, peak RSS <= 300 MB, the
-merge's counts equal lxml's; and the first ingest no slower than the peer (ratio >= 1.0x).
+merge's counts equal lxml's; and the first ingest no slower than the peer (ratio >= 1.0x). Beside
+the wall times (the targets), each step's CPU time (user + sys of its whole process tree) and the
+same ratios by CPU: on a machine whose other load moves wall times, those stay put.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import resource
 import shutil
 import sys
 import tempfile
@@ -92,6 +95,19 @@ print(" ".join(cells))
 """
 
 
+CPU: dict[str, float] = {}  # step name -> least CPU seconds (user + sys) of its process tree over the rounds
+
+
+def timed(step: Step, argv: list[str]) -> None:
+    """bench_merge.measure, and the CPU the step's process tree used (children's rusage: every
+    process it started and waited for). On a loaded machine wall times follow the load; CPU does not."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    measure(step, argv)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU[step.name] = min(CPU.get(step.name, float("inf")), used)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cells", type=int, default=5)
@@ -137,28 +153,28 @@ def _bench(root: Path, args: argparse.Namespace) -> int:
         out = root / f"out-{kind}"
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir()
-        lxml = Step("lxml iterparse (cases + result element)")
-        peer = Step("junitparser parse + aggregate (the peer)")
-        first = Step(f"first ingest: {len(junits)} x import + merge")
-        merge = Step("harness merge of the imported cells")
+        lxml = Step(f"{kind}: lxml iterparse (cases + result element)")
+        peer = Step(f"{kind}: junitparser parse + aggregate (peer)")
+        first = Step(f"{kind}: first ingest: {len(junits)} x import + merge")
+        merge = Step(f"{kind}: harness merge of the imported cells")
         cells: list[str] = []
         for round_ in range(args.repeat):
             print(f"{kind}: round {round_ + 1}/{args.repeat} ...", flush=True)
-            measure(lxml, [py, "-c", LXML, *map(str, junits)])
-            measure(peer, [py, "-c", PEER, *map(str, junits)])
+            timed(lxml, [py, "-c", LXML, *map(str, junits)])
+            timed(peer, [py, "-c", PEER, *map(str, junits)])
             results = out / f"results-{round_}"
             before = first.seconds
-            measure(first, [py, "-c", FIRST_INGEST, str(results), str(out / "first.json"), *map(str, junits)])
+            timed(first, [py, "-c", FIRST_INGEST, str(results), str(out / "first.json"), *map(str, junits)])
             if first.seconds < before or not cells:
                 cells = first.note.split()
             first.note = ""
-            measure(merge, [py, "-m", "harness", "merge", *cells, "-o", str(out / "matrix.json")])
+            timed(merge, [py, "-m", "harness", "merge", *cells, "-o", str(out / "matrix.json")])
         counted = _counts(out / "matrix.json")
         print()
         print(f"{kind}: {len(junits)} reports x {args.tests} testcases, {junit_mb:.0f} MB of JUnit")
         print(f"{'step':<44} {'time':>8} {'peak RSS':>10}  (best of {args.repeat}; RSS of the whole process tree)")
         for step in (lxml, peer, first, merge):
-            print(step.text())
+            print(f"{step.text()}  [CPU {CPU.get(step.name, float('nan')):.2f}s]")
         print(f"{'counts of the merge (matrix.json)':<44} {'':>8} {'':>10}  {counted}")
         missed += _verdict(kind, lxml, peer, first, merge, counted, summary)
     print(json.dumps(summary))
@@ -177,6 +193,8 @@ def _verdict(
 ) -> int:
     merge_ratio = _ratio(lxml, merge)
     first_ratio = _ratio(peer, first)
+    cpu_merge = CPU.get(lxml.name, 0) / CPU[merge.name] if CPU.get(merge.name) else None
+    cpu_first = CPU.get(peer.name, 0) / CPU[first.name] if CPU.get(first.name) else None
     checks = [
         (f"{kind}: merge throughput vs lxml iterparse: {merge_ratio or 0:.2f}x (target >= 0.8x)",
          (merge_ratio or 0) >= 0.8),
@@ -188,6 +206,8 @@ def _verdict(
     print()
     for text, passed in checks:
         print(f"{'PASS' if passed else 'MISS'} {text}")
+    print(f"     {kind}: by CPU time (user + sys of the process trees, which the machine's load does not move):"
+          f" merge {cpu_merge or 0:.2f}x lxml's speed, first ingest {cpu_first or 0:.2f}x the peer's")  # fmt: skip
     print()
     summary[kind] = {
         "merge_vs_lxml": round(merge_ratio, 3) if merge_ratio else None,
@@ -195,6 +215,8 @@ def _verdict(
         "peer_vs_lxml": round(_ratio(peer, lxml) or 0, 3),
         "merge_peak_rss_mb": round(merge.peak_mb),
         "first_ingest_peak_rss_mb": round(first.peak_mb),
+        "cpu_merge_vs_lxml": round(cpu_merge, 3) if cpu_merge else None,
+        "cpu_first_ingest_vs_peer": round(cpu_first, 3) if cpu_first else None,
     }
     return sum(1 for _, passed in checks if not passed)
 

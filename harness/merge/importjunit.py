@@ -322,7 +322,7 @@ def _build(
     )
     features = CellFeatures(manifest, cell.path, [])
     decided = decide_cell(cell.path, manifest, gather, list(junit_errors), features, list(shared))
-    write_cell_log(cell.path, _with_recorded_features(decided, features), errors=junit_errors, notes=shared)
+    write_cell_log(cell.path, _named_features(decided, gather), errors=junit_errors, notes=shared)
     cell.write_manifest(manifest)
     return Imported(
         cell_dir=cell.path,
@@ -334,7 +334,11 @@ def _build(
     )
 
 
-def _with_recorded_features(cell: CellResult, features: CellFeatures) -> Iterator[tuple[str, TestResult, str | None]]:
-    """Each test with the feature its report named, where the feature map would not give it."""
-    for nodeid, feature, result in zip(cell.nodeids, cell.test_features, cell.results, strict=True):
-        yield nodeid, result, (feature if feature != features.of(nodeid, None) else None)
+def _named_features(cell: CellResult, gather: Gather) -> Iterator[tuple[str, TestResult, str | None]]:
+    """Each test with the feature its report named (a `feature` property), or None: the feature
+    map kept in the cell places it when the cell is merged."""
+    tests, recorded = gather.tests, gather.recorded
+    unnamed = (None, None)
+    for nodeid, result in zip(cell.nodeids, cell.results, strict=True):
+        test = tests.get(nodeid)
+        yield nodeid, result, (test.feature if test is not None else recorded.get(nodeid, unnamed)[0])

@@ -218,6 +218,19 @@ class _Handlers:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise HostileXMLError(f"elements nested deeper than {MAX_DEPTH} levels")
+        if tag == "testcase":  # first: nearly every element this handler sees
+            self.cases += 1
+            if self.open_suites is None:  # the suites around it, as tuples made once per change of suite
+                self.open_suites = (tuple(self.suites), tuple(self.suite_keys))
+            suites, keys = self.open_suites
+            case = self.case = JUnitCase(suites=suites, suite_keys=keys, attrs=attrs, index=self.cases)
+            self.case_properties = case.properties
+            self.case_depth = self.depth
+            self.inner_cap = MAX_DEPTH - self.depth
+            parser = self.parser
+            parser.StartElementHandler = self.case_start
+            parser.EndElementHandler = self.case_end
+            return
         if tag == "property" and self.in_suite_properties:
             kept = self.read.suite_properties
             name = attrs.get("name", "")[:SUITE_VALUE_CAP]
@@ -226,18 +239,6 @@ class _Handlers:
             return
         if tag == "properties" and self.suites:
             self.in_suite_properties = True
-            return
-        if tag == "testcase":
-            self.cases += 1
-            if self.open_suites is None:  # the suites around it, as tuples made once per change of suite
-                self.open_suites = (tuple(self.suites), tuple(self.suite_keys))
-            suites, keys = self.open_suites
-            self.case = JUnitCase(suites=suites, suite_keys=keys, attrs=attrs, index=self.cases)
-            self.case_properties = self.case.properties
-            self.case_depth = self.depth
-            self.inner_cap = MAX_DEPTH - self.depth
-            self.parser.StartElementHandler = self.case_start
-            self.parser.EndElementHandler = self.case_end
             return
         if self.depth == 1:
             self.read.root = tag
