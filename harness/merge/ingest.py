@@ -26,6 +26,7 @@ from harness import jsonio
 from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manifest
 from harness.errors import InputError
 from harness.merge import attempts as normalise
+from harness.merge import cellformat_v3
 from harness.merge.cellformat import CellReader, cell_reader
 from harness.merge.decide import Attempt, Phase, Status, decide, trim
 from harness.merge.featuremap import FeatureMap, load_feature_map
@@ -706,7 +707,8 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: CellF
     read_events(cell.events, gather, errors, progress=not completed, plain_finish=reader.PLAIN_FINISH)
     files = junit_files(path)
     if not files:
-        if completed and not gather.events_seen:
+        # An imported cell (format 3) keeps its JUnit only gzipped, for provenance: its log decides.
+        if completed and manifest.cell_format != cellformat_v3.FORMAT:
             errors.append("junit.xml: missing although the run completed")
     elif not (gather.session_finished and gather.events_clean and all(junit_ends_well(f) for f in files)):
         read_junit_files(files, gather, errors, notes)
