@@ -1,8 +1,9 @@
 """`harness import JUNIT...`: bare JUnit files from another CI become a cell (a column).
 
-Turn bare JUnit files from another CI (any dialect: pytest, Jest, Mocha, Go, Surefire, TestNG,
-CTest) into a cell, with the identity you state; a feature map (TOML globs, first match wins)
-decides the rows, unmatched tests go to `unassigned`. See
+Turn bare JUnit files from another CI (any dialect: pytest and PyTorch CI, Jest, Mocha, Go,
+Surefire, nextest, TestNG, CTest, Xcode), several files or a folder of them in one call, into a
+cell, with the identity you state; the files are read once, here, and kept gzipped; a feature
+map (TOML globs, first match wins) decides the rows, unmatched tests go to `unassigned`. See
 [docs/cell-contract.md](docs/cell-contract.md#bringing-junit-from-elsewhere-harness-import).
 """
 
@@ -26,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "files",
         nargs="+",
         type=Path,
-        help="JUnit XML files (any dialect: pytest, Jest, Go, ...); regular files, links are not followed",
+        help="JUnit XML files (any dialect: pytest, Jest, Go, ...), or folders of them (their *.xml files);"
+        " regular files, links are not followed",
     )
     parser.add_argument(
         "--backend",
@@ -63,18 +65,13 @@ def run(args: argparse.Namespace) -> int:
         results_dir=args.results_dir,
     )
     done = import_junit(spec)
-    for line in done.duplicates:
+    for line in done.duplicates + done.shared:
         print(f"harness: warning: {line}", file=sys.stderr)
     for report in done.files:
         print(f"{report.path}: {report.testcases} testcase(s)", file=sys.stderr)
         for problem in report.problems:
             print(f"harness: warning: {problem}", file=sys.stderr)
-    cell = ingest_cell(done.cell_dir)
-    names = {Path(f["file"]).name: f["source"] for f in cell.manifest.imported.files} if cell.manifest.imported else {}
-    for note in cell.notes:
-        for copied, source in names.items():  # the user's names, not the copies'
-            note = note.replace(copied, source)
-        print(f"harness: note: {note}", file=sys.stderr)
+    cell = done.cell if done.cell is not None else ingest_cell(done.cell_dir)
     rows = Counter(cell.test_features)
     for feature, count in rows.items():
         note = " (matched no rule of the feature map)" if feature == UNASSIGNED and args.feature_map else ""

@@ -154,16 +154,29 @@ def _first_line(text: str | None) -> str:
     return ""
 
 
-def run_attempts(cases: Sequence[list[Attempt]]) -> list[Attempt]:
-    """The attempts of one test written as several <testcase>s of one id in one file
-    (identity.IdentityRules says which): each one's case_attempts(), in file order.
+_RUN_FAILED: Final = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.CRASHED})
 
-    pytest writes a second <testcase> for a teardown error after the test's own result; that
-    one is a phase of the same run. pytest itself writes no other repeats: more <testcase>s of
-    one node id are pytest-rerunfailures' runs of the test, the retried ones first, each a
-    failed attempt (`rerun`). In other dialects identity groups a repeat only after a failed
-    attempt (a retry: gotestsum `--rerun-fails`, TestNG, web-test-runner), so their earlier
-    runs all carry their failure. The last run decides; a test with one run is that run.
+
+def run_attempts(cases: Sequence[list[Attempt]], *, pytest_reruns: bool = False) -> list[Attempt]:
+    """The attempts of one test written as several <testcase>s of one id in one report
+    (identity.IdentityRules says which): each one's case_attempts(), in file order. THE RETRY
+    RULE (docs/outcomes.md, "Repeats"), the same for every dialect:
+
+    1. pytest writes a second <testcase> for a teardown error after the test's own result:
+       that one is a phase of the same run, not a run of its own.
+    2. Any run passed and any run failed: the test is flaky (a pass decides; each failed run is
+       a failed attempt kept with its text), whatever their order: the producers that retry
+       (pytest-rerunfailures, Surefire, nextest, gotestsum) stop at the first pass, and a
+       repetition that passed once and failed once (Xcode, `go test -count`, mikepenz's
+       `flaky_success_first`) is flaky by the same definition.
+    3. No run passed and some failed: the FIRST failed run decides (its kind: failed or error,
+       and its message), as Surefire's first <failure>/<error> does; the others are failed attempts.
+    4. Otherwise (skips, xfails...): the last run decides.
+    Runs that neither fail nor decide are counted as attempts (`repeat`), so no testcase is lost.
+
+    `pytest_reruns`: the report is pytest's, where a repeated node id can only be
+    pytest-rerunfailures' (it reruns only failures): an earlier run is a failed attempt even when
+    its testcase is empty (16.x leaves the failure out) or holds PyTorch's `<rerun>` element.
     """
     if len(cases) == 1 and cases[0] and cases[0][0].phase is not Phase.TEARDOWN:
         return cases[0]  # one run (most tests): nothing to fold
@@ -178,16 +191,53 @@ def run_attempts(cases: Sequence[list[Attempt]]) -> list[Attempt]:
         if all(a.phase is Phase.TEARDOWN for a in run):
             # pytest writes a teardown error in place of the pass it followed: the call passed.
             run.insert(0, Attempt(Phase.CALL, Status.PASSED, duration=run[0].duration))
+    if len(runs) == 1:
+        return runs[0]
+    if pytest_reruns:
+        runs = [_pytest_rerun(run) for run in runs[:-1]] + runs[-1:]
+    verdicts = [_run_verdict(run) for run in runs]
+    if "passed" in verdicts:
+        decides = len(verdicts) - 1 - verdicts[::-1].index("passed")
+    elif "failed" in verdicts:
+        decides = verdicts.index("failed")
+    else:
+        decides = len(runs) - 1
     result: list[Attempt] = []
-    for run in runs[:-1]:
-        # pytest-rerunfailures reruns a test only after it failed, so every earlier run is a
-        # failed attempt, even the empty ones (16.x leaves the failure out of junit.xml).
-        failed = next((a for a in run if a.status in (Status.FAILED, Status.ERROR)), None)
-        if failed is not None:
+    for index, run in enumerate(runs):
+        if index == decides:
+            continue
+        if verdicts[index] == "failed":
+            failed = next(a for a in run if a.status in _RUN_FAILED)
+            result.extend(a for a in run if a.status is Status.RERUN)
             result.append(Attempt(failed.phase, Status.RERUN, message=failed.message, text=failed.text))
+        elif verdicts[index] == "rerun":
+            result.extend(run)
         else:
-            result.append(Attempt(Phase.TEST, Status.RERUN, message=UNRECORDED_FAILURE))
-    return result + (runs[-1] if runs else [])
+            result.extend(a for a in run if a.status is Status.RERUN)
+            result.append(Attempt(Phase.TEST, Status.REPEAT, duration=run[0].duration if run else None))
+    return result + runs[decides]
+
+
+def _pytest_rerun(run: list[Attempt]) -> list[Attempt]:
+    """An earlier run of a pytest node id: a failed attempt, as the report says it (a failure,
+    PyTorch's <rerun>) or, in an empty testcase, as rerunfailures' rule says it."""
+    if any(a.status in _RUN_FAILED for a in run):
+        return run
+    reruns = [a for a in run if a.status is Status.RERUN]
+    return reruns or [Attempt(Phase.TEST, Status.RERUN, message=UNRECORDED_FAILURE)]
+
+
+def _run_verdict(run: list[Attempt]) -> str:
+    """failed (a failure, error, timeout or crash), rerun (only failed attempts retried after it),
+    passed (its test body passed), or other (skipped, xfailed, disabled, not run)."""
+    statuses = {a.status for a in run}
+    if statuses & _RUN_FAILED:
+        return "failed"
+    if statuses == {Status.RERUN}:
+        return "rerun"
+    if any(a.status is Status.PASSED and a.phase is not Phase.SETUP for a in run):
+        return "passed"
+    return "other"
 
 
 # -- what the run itself saw --------------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import Any, Final, Protocol
 
 from harness.cell import CELL_FORMATS
 from harness.errors import InputError
-from harness.merge import cellformat_v1, cellformat_v2
+from harness.merge import cellformat_v1, cellformat_v2, cellformat_v3
 from harness.outcomes import Scope
 
 Plan = dict[str, tuple[str | None, Scope | None]]  # test id -> (feature, scope)
@@ -22,7 +22,11 @@ class CellReader(Protocol):
         """Fill `plan` from collected.json's object; raise TypeError/KeyError when it is not this format's."""
 
 
-READERS: Final[dict[int, CellReader]] = {cellformat_v1.FORMAT: cellformat_v1, cellformat_v2.FORMAT: cellformat_v2}
+READERS: Final[dict[int, CellReader]] = {
+    cellformat_v1.FORMAT: cellformat_v1,
+    cellformat_v2.FORMAT: cellformat_v2,
+    cellformat_v3.FORMAT: cellformat_v3,
+}
 assert tuple(READERS) == CELL_FORMATS, "every cell format has its reader"
 
 

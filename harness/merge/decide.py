@@ -40,6 +40,7 @@ class Status(StrEnum):
     DISABLED = "disabled"
     NOT_RUN = "not-run"  # the producer says it did not run (CTest notrun)
     RERUN = "rerun"  # failed, and the producer ran the test again (rerunfailures, Surefire rerun/flaky)
+    REPEAT = "repeat"  # another run of the test that did not fail and does not decide (a repetition)
     CRASHED = "crashed"  # the process died while running it
     TIMEOUT = "timeout"  # stopped by a time limit
 
@@ -175,6 +176,7 @@ def decide(attempts: Sequence[Attempt], *, signal: str | None = None) -> TestRes
     # One pass sorts the attempts: the failed attempts the producer retried (reruns), the last
     # run's phases (`ran`), and the few attempts the rules below look for.
     reruns: list[Attempt] = []
+    repeats = 0
     ran: list[Attempt] = []
     durations: list[float] = []
     hard = in_flight = teardown = None
@@ -183,6 +185,9 @@ def decide(attempts: Sequence[Attempt], *, signal: str | None = None) -> TestRes
         status, phase = attempt.status, attempt.phase
         if status is Status.RERUN:
             reruns.append(attempt)
+            continue
+        if status is Status.REPEAT:
+            repeats += 1
             continue
         if attempt.duration is not None:
             durations.append(attempt.duration)
@@ -196,7 +201,7 @@ def decide(attempts: Sequence[Attempt], *, signal: str | None = None) -> TestRes
             teardown = attempt  # the last one counts
         elif phase is Phase.TEST and status is Status.TIMEOUT and hard is None:
             hard = attempt
-    common = {"attempts": 1 + len(reruns), "duration": round(sum(durations), 6) if durations else None}
+    common = {"attempts": 1 + len(reruns) + repeats, "duration": round(sum(durations), 6) if durations else None}
     if hard is not None:
         return TestResult(**_failure(Outcome.TIMEOUT, hard), **common)
     verdict = _final_verdict(ran)

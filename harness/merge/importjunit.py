@@ -1,18 +1,28 @@
 """Bare JUnit files from another CI (PyTorch's own test reports, a vendor's suite) -> a cell.
 
 The user states what the files are (backend, torch build, device, cell id, run URL): a
-column's identity comes from that manifest, never from the XML. The files are copied under
-the cell's junit/, and the feature map (if any) beside them, so the cell merges the same
-way anywhere, later, on its own.
+column's identity comes from that manifest, never from the XML. Each file is read once, as it
+is copied (gzipped) under the cell's junit/ for provenance, and its tests are decided there by
+the identity and retry rules of docs/outcomes.md; the cell's events.jsonl then holds them in the
+compact form of a run's own log (cell format 3, harness/merge/cellformat_v3.py), so every merge
+reads that log and never the XML again. The feature map (if any) is kept beside them, so the
+cell merges the same way anywhere, later, on its own.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import hashlib
+import os
+import queue
 import socket
+import stat
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 from harness import __version__
 from harness.cell import (
@@ -28,6 +38,8 @@ from harness.cell import (
     utc_now,
 )
 from harness.errors import InputError, UsageError
+from harness.merge import cellformat_v3
+from harness.merge.eventlog import write_cell_log
 from harness.merge.featuremap import FeatureMap, parse_feature_map
 from harness.merge.importcheck import (
     check_backend,
@@ -39,13 +51,15 @@ from harness.merge.importcheck import (
     copied_name,
     open_input,
 )
-from harness.merge.ingest import FEATURE_MAP, JUNIT_DIR
-from harness.merge.junit import JUnitRead, iter_junit
+from harness.merge.ingest import FEATURE_MAP, JUNIT_DIR, CellFeatures, CellResult, Gather, decide_cell, read_junit_files
+from harness.model import TestResult
 from harness.probe import Probe
 from harness.registry import Backend
 from harness.torch_build import TorchVersion
 
 FEATURE_MAP_CAP: Final = 4 << 20  # bytes; a map of rules is a few KB
+GZIP_LEVEL: Final = 1  # the provenance copy: fast to write, about a tenth of the size of chatty XML
+BLOCK: Final = 1 << 20
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,7 +87,9 @@ class Imported:
     cell_dir: Path
     files: list[FileReport]
     duplicates: list[str] = field(default_factory=list)  # one line per input left out as a copy of another
+    shared: list[str] = field(default_factory=list)  # one line per input sharing test ids with an earlier one
     feature_map: FeatureMap | None = None
+    cell: CellResult | None = None  # the cell's tests, as decided at import
 
 
 @dataclass(frozen=True)
@@ -86,6 +102,29 @@ class _Checked:
     run_url: str | None
     device: str
     runner: str
+
+
+def expand_inputs(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The files to import: each file as given, and a folder's `*.xml` files in name order
+    (regular files only; links and sub-folders are left alone, never followed)."""
+    files: list[Path] = []
+    for path in paths:
+        try:
+            is_dir = stat.S_ISDIR(os.lstat(path).st_mode)
+        except OSError:
+            is_dir = False  # check_input names the problem
+        if not is_dir:
+            files.append(path)
+            continue
+        found = sorted(
+            entry
+            for entry in path.iterdir()
+            if entry.name.lower().endswith(".xml") and stat.S_ISREG(os.lstat(entry).st_mode)
+        )
+        if not found:
+            raise InputError(f"{path}: a folder without *.xml files", hint="give the JUnit files or their folder")
+        files.extend(found)
+    return tuple(files)
 
 
 def check_spec(spec: ImportSpec) -> _Checked:
@@ -125,29 +164,78 @@ def _environment(checked: _Checked) -> Probe:
     )
 
 
-def _copy(source: Path, target: Path) -> str:
-    """Copy the checked input (opened without following links) and return its sha256."""
+def _fingerprint(source: Path) -> tuple[int, str]:
+    """(size, sha256 of the first block): equal for an input given twice, and cheap; only inputs
+    whose fingerprints are equal are hashed whole (`_sha256`) to tell."""
+    with open_input(source) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        return size, hashlib.sha256(handle.read(BLOCK)).hexdigest()
+
+
+def _sha256(source: Path) -> str:
     digest = hashlib.sha256()
-    with open_input(source) as handle, target.open("xb") as out:
-        while block := handle.read(1 << 20):
+    with open_input(source) as handle:
+        while block := handle.read(BLOCK):
             digest.update(block)
-            out.write(block)
-    target.chmod(0o644)
     return digest.hexdigest()
 
 
-def _count(path: Path, source: Path) -> FileReport:
-    """Read the copy once (streaming): how many testcases, and what is wrong with it."""
-    read = JUnitRead(path=path)
-    count = sum(1 for _ in iter_junit(path, read))
-    problems = [p.replace(path.name, source.name, 1) if p.startswith(path.name) else p for p in read.errors]
-    return FileReport(path=source, testcases=count, problems=problems)
+class _CopyingReader:
+    """The checked input as the JUnit reader reads it, written gzipped to the cell's copy and
+    hashed on the way: one read of each file. The hashing and compression (which release the
+    interpreter's lock) run in a thread beside the parse; closing the reader copies whatever the
+    parse left unread (it stops at a broken tag) and waits for the thread, so the copy is whole."""
+
+    def __init__(self, source: Path, target: Path) -> None:
+        self.source: BinaryIO = open_input(source)
+        self.raw = target.open("xb")
+        self.out = gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, compresslevel=GZIP_LEVEL, mtime=0)
+        self.digest = hashlib.sha256()
+        self.blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=8)  # bounded: memory stays flat
+        self.failed: BaseException | None = None
+        self.worker = threading.Thread(target=self._copy, name="junit-copy", daemon=True)
+        self.worker.start()
+
+    def _copy(self) -> None:
+        while (block := self.blocks.get()) is not None:
+            if self.failed is None:
+                try:
+                    self.digest.update(block)
+                    self.out.write(block)
+                except OSError as err:  # disk full: said when the reader closes
+                    self.failed = err
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.source.read(size)
+        if data:
+            self.blocks.put(data)
+        return data
+
+    def close(self) -> None:
+        try:
+            while self.read(BLOCK):
+                pass
+        finally:
+            self.blocks.put(None)
+            self.worker.join()
+            self.out.close()
+            self.raw.close()
+            self.source.close()
+        if self.failed is not None:
+            raise self.failed
+
+    def __enter__(self) -> _CopyingReader:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 def import_junit(spec: ImportSpec) -> Imported:
     """Write a new cell dir for the files; raises on bad arguments or files with no testcases.
     Arguments and the inputs' kinds are checked before anything is written; the cell is then built
     beside the results and put in place whole: any failure leaves nothing."""
+    spec = dataclasses.replace(spec, files=expand_inputs(spec.files))
     checked = check_spec(spec)
     feature_map: FeatureMap | None = None
     map_bytes = b""
@@ -171,30 +259,50 @@ def _build(
     spec: ImportSpec, checked: _Checked, cell: CellDir, feature_map: FeatureMap | None, map_bytes: bytes
 ) -> Imported:
     (cell.path / JUNIT_DIR).mkdir()
-    copied: list[dict[str, str]] = []
-    reports: list[FileReport] = []
+    if feature_map is not None:
+        (cell.path / FEATURE_MAP).write_bytes(map_bytes)
     duplicates: list[str] = []
-    seen: dict[str, Path] = {}  # sha256 -> the input first copied with it
-    width = max(3, len(str(len(spec.files))))
+    seen: dict[str, Path] = {}  # sha256 -> the input first given with it
+    sources: list[Path] = []
+    fingerprints: dict[tuple[int, str], list[Path]] = {}
     for source in spec.files:
-        target = cell.path / JUNIT_DIR / copied_name(len(copied) + 1, source, width)
-        sha = _copy(source, target)
+        fingerprints.setdefault(_fingerprint(source), []).append(source)
+    for source in spec.files:
+        alike = fingerprints[_fingerprint(source)]
+        sha = _sha256(source) if len(alike) > 1 else f"unique-{len(sources)}"
         if sha in seen:
             # The same report given twice (a glob that matched it twice, a shard uploaded twice):
             # its tests ran once.
-            target.unlink()
-            duplicates.append(f"{source}: the same content as {seen[sha]} (sha256 {sha[:12]}...): imported once")
+            duplicates.append(
+                f"{source}: the same content as {seen[sha]} (sha256 {sha[:12]}...): imported once, this copy left out"
+            )
             continue
         seen[sha] = source
-        reports.append(_count(target, source))
-        copied.append({"source": str(source), "file": f"{JUNIT_DIR}/{target.name}", "sha256": sha})
+        sources.append(source)
+    width = max(3, len(str(len(sources))))
+    targets = {src: cell.path / JUNIT_DIR / (copied_name(n, src, width) + ".gz") for n, src in enumerate(sources, 1)}
+    readers: dict[Path, _CopyingReader] = {}
+
+    def opener(source: Path) -> _CopyingReader:
+        readers[source] = _CopyingReader(source, targets[source])
+        return readers[source]
+
+    gather, junit_errors, shared, reads = Gather(), [], [], []
+    read_junit_files(sources, gather, junit_errors, shared, opener=opener, reads=reads, label=str)
+    reports = [FileReport(path=r.path, testcases=r.count, problems=list(r.errors)) for r in reads]
     if not any(r.testcases for r in reports):
         problems = "; ".join(p for r in reports for p in r.problems) or "no <testcase> elements"
         raise InputError(f"none of the files holds a readable testcase: {problems}")
-    if feature_map is not None:
-        (cell.path / FEATURE_MAP).write_bytes(map_bytes)
+    copied = []
+    for source in sources:
+        sha = readers[source].digest.hexdigest()
+        hashed = next((known for known, path in seen.items() if path == source), None)
+        if hashed is not None and not hashed.startswith("unique-") and hashed != sha:
+            raise InputError(f"{source}: changed while it was imported; import it again")
+        copied.append({"source": str(source), "file": f"{JUNIT_DIR}/{targets[source].name}", "sha256": sha})
     now = utc_now()
     manifest = Manifest(
+        cell_format=cellformat_v3.FORMAT,
         cell_id=checked.cell_id,
         run_id=new_run_id(),
         backend=checked.backend.id,
@@ -212,5 +320,25 @@ def _build(
         else {},
         imported=ImportInfo(files=tuple(copied), feature_map=FEATURE_MAP if feature_map else None),
     )
+    features = CellFeatures(manifest, cell.path, [])
+    decided = decide_cell(cell.path, manifest, gather, list(junit_errors), features, list(shared))
+    write_cell_log(cell.path, _named_features(decided, gather), errors=junit_errors, notes=shared)
     cell.write_manifest(manifest)
-    return Imported(cell_dir=cell.path, files=reports, duplicates=duplicates, feature_map=feature_map)
+    return Imported(
+        cell_dir=cell.path,
+        files=reports,
+        duplicates=duplicates,
+        shared=shared,
+        feature_map=feature_map,
+        cell=decided,
+    )
+
+
+def _named_features(cell: CellResult, gather: Gather) -> Iterator[tuple[str, TestResult, str | None]]:
+    """Each test with the feature its report named (a `feature` property), or None: the feature
+    map kept in the cell places it when the cell is merged."""
+    tests, recorded = gather.tests, gather.recorded
+    unnamed = (None, None)
+    for nodeid, result in zip(cell.nodeids, cell.results, strict=True):
+        test = tests.get(nodeid)
+        yield nodeid, result, (test.feature if test is not None else recorded.get(nodeid, unnamed)[0])

@@ -17,16 +17,18 @@ import io
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from harness import jsonio
 from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manifest
 from harness.errors import InputError
 from harness.merge import attempts as normalise
+from harness.merge import cellformat_v3
 from harness.merge.cellformat import CellReader, cell_reader
 from harness.merge.decide import Attempt, Phase, Status, decide
 from harness.merge.featuremap import FeatureMap, load_feature_map
@@ -50,7 +52,6 @@ _PHASE_BITS: Final = {"setup": 1, "call": 2, "teardown": 4}
 _START_LINE: Final = b'{"event": "start"'  # how the plugin's json.dumps begins a start line
 _PASSED_PHASES: Final = ((1, Phase.SETUP), (2, Phase.CALL), (4, Phase.TEARDOWN))
 _FIRST: Final = itemgetter(0)
-_FAILED: Final = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.CRASHED})
 
 
 @dataclass(slots=True)
@@ -105,6 +106,8 @@ class _Test:
     attempts: list[Attempt] | None = None  # event log: every report that is not a plain pass
     runs: list[list[Attempt]] | None = None  # JUnit: the attempts of each <testcase> of the id
     source: int = -1  # JUnit: the index of the file `runs` came from (a later file decides)
+    pytest_report: bool = False  # JUnit: `runs` came from pytest's report (attempts.run_attempts)
+    decided: TestResult | None = None  # event log of an imported cell: the result decided at import
     user_properties: Any = None  # event log: the latest report's properties, read once at the end
     properties: dict[str, Any] | None = None
     output: str | None = None
@@ -112,7 +115,7 @@ class _Test:
     finished: bool = False
 
 
-class _Gather:
+class Gather:
     """Everything read from a cell's files, keyed by test id.
 
     `plan` is the collected list (feature, scope); `plain` holds the tests whose every report
@@ -133,6 +136,7 @@ class _Gather:
         self.session_finished = False
         self.events_seen = False
         self.events_clean = True  # no unreadable or overlong line in events.jsonl
+        self.notes: list[str] = []  # event log of an imported cell: what the import said about its files
 
     def test(self, nodeid: str) -> _Test:
         test = self.tests.get(nodeid)
@@ -164,7 +168,7 @@ def _add_properties(test: _Test, pairs: Any) -> None:
 
 
 # -- sources -------------------------------------------------------------------------------------
-def read_collected(path: Path, gather: _Gather, errors: list[str], reader: CellReader) -> None:
+def read_collected(path: Path, gather: Gather, errors: list[str], reader: CellReader) -> None:
     """The plan: every collected test with its feature and scope (each cell format says how it
     lists them: harness/merge/cellformat_v1.py, cellformat_v2.py), and the modules that failed to
     import (each an error row of its own)."""
@@ -224,8 +228,33 @@ class _BoundedLines:
             yield rest
 
 
+# The pass lines `harness import` writes (harness/merge/eventlog.py), read without building a dict:
+# most lines of an imported cell. compact_pass() returns what json would, or None to take the json
+# path; tests/merge/test_ingest.py holds it to json on hostile ids and numbers.
+COMPACT_PASS: Final = b'{"event":"pass","nodeid":"'
+_DURATION_KEY: Final = b',"duration":'
+_ESCAPED: Final = re.compile(rb'[\x00-\x1f"\\]')  # an id with any of these takes the json path
+_PLAIN_NUMBER: Final = re.compile(rb"-?(?:0|[1-9][0-9]{0,15})(?:\.[0-9]{1,17})?")
+
+
+def compact_pass(line: bytes) -> tuple[str, int | float] | None:
+    """(id, duration) of a compact pass line, exactly as json reads it; None for any other line."""
+    cut = line.rfind(_DURATION_KEY)  # the last one: after it only a number follows, never a quote
+    if cut < len(COMPACT_PASS) or not line.startswith(COMPACT_PASS) or line[-1:] != b"}" or line[cut - 1 : cut] != b'"':
+        return None
+    body = line[len(COMPACT_PASS) : cut - 1]
+    number = line[cut + len(_DURATION_KEY) : -1]
+    if _ESCAPED.search(body) or not _PLAIN_NUMBER.fullmatch(number):
+        return None
+    try:
+        nodeid = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return nodeid, (float(number) if b"." in number else int(number))
+
+
 def read_events(
-    path: Path, gather: _Gather, errors: list[str], *, progress: bool = True, plain_finish: bool = True
+    path: Path, gather: Gather, errors: list[str], *, progress: bool = True, plain_finish: bool = True
 ) -> None:
     """events.jsonl as it streams by; a bad or half-written line is reported and skipped.
 
@@ -246,6 +275,14 @@ def read_events(
     with handle:
         lines = _BoundedLines(handle, EVENT_LINE_CAP, drop=None if progress else _START_LINE)
         for line in lines:
+            if line[:26] == COMPACT_PASS:
+                fast = compact_pass(line)
+                if fast is not None and fast[0] not in tests and fast[0] not in plain:
+                    nodeid, duration = fast
+                    if nodeid not in plan:
+                        unplanned[nodeid] = None
+                    plain[nodeid] = duration
+                    continue
             try:
                 event = loads(line)
                 kind = event.get("event")
@@ -291,6 +328,18 @@ def read_events(
             elif kind == "timeout" and isinstance(nodeid, str):
                 gather.timed_out[nodeid] = event.get("seconds")
                 gather.test(nodeid)
+            elif kind == "result" and isinstance(nodeid, str):
+                # An imported cell (format 3): the result decided from its JUnit at import time.
+                try:
+                    decided = TestResult.from_json(event["result"])
+                except (KeyError, ValueError, TypeError, AttributeError):
+                    bad += 1
+                    continue
+                test = gather.test(nodeid)
+                test.decided, test.reported, test.finished = decided, True, True
+            elif kind in ("read_error", "note"):
+                # What the import found wrong in its files, or said about them: kept with the cell.
+                (errors if kind == "read_error" else gather.notes).append(str(event.get("message")))
             elif kind == "session_finish":
                 gather.session_finished = True
             elif kind is None:
@@ -377,13 +426,24 @@ def _recorded(case: JUnitCase, planned: tuple[str | None, Scope | None] | None) 
     return feature, scope
 
 
-def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], notes: list[str] | None = None) -> int:
+def read_junit_files(
+    files: list[Path],
+    gather: Gather,
+    errors: list[str],
+    notes: list[str] | None = None,
+    *,
+    opener: Callable[[Path], BinaryIO] | None = None,
+    reads: list[JUnitRead] | None = None,
+    label: Callable[[Path], str] = lambda path: path.name,
+) -> int:
     """Every testcase of every file; tests the event log already decided only lend their output.
 
     Ids are unique within a file (identity.IdentityRules); an id that an earlier file also has
     is a second report of that test, and the later file decides (docs/outcomes.md, "Repeats"):
     the earlier file's runs of it are dropped, never read as attempts. `notes` gets one line per
-    file that shared ids with an earlier one."""
+    file that shared ids with an earlier one. `opener`: how to open each file (harness import
+    reads its inputs as it copies them); `reads` gets each file's JUnitRead (its counts); `label`
+    names a file in the notes."""
     count = 0
     tests, plain = gather.tests, gather.plain
     junit_plain, plain_from, recorded = gather.junit_plain, gather.junit_plain_from, gather.recorded
@@ -393,10 +453,12 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
         rules = IdentityRules()
         replaced: dict[int, int] = {}  # earlier file -> how many of its tests this file decides
         pytest_phases: bool | None = None
-        for case in iter_junit(path, read):
+        if reads is not None:
+            reads.append(read)
+        for case in iter_junit(path, read, opener(path) if opener is not None else None):
             count += 1
             if fast and _junit_plain_pass(case):
-                nodeid, copy = rules.test_id(case, read, failed=False)
+                nodeid, copy = rules.test_id(case, read)
                 if nodeid in plain or copy:
                     continue  # the event log decided it; or a copy of the previous testcase
                 earlier = plain_from.get(nodeid)
@@ -413,7 +475,7 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
                 if pytest_phases is None:
                     pytest_phases = is_pytest(read)
                 runs = normalise.case_attempts(case, pytest_phases=pytest_phases)
-                nodeid, copy = rules.test_id(case, read, failed=any(a.status in _FAILED for a in runs))
+                nodeid, copy = rules.test_id(case, read)
                 if nodeid in plain:
                     continue  # the event log decided it: it passed
             test = tests.get(nodeid)
@@ -435,14 +497,16 @@ def read_junit_files(files: list[Path], gather: _Gather, errors: list[str], note
                 test.source, test.runs = index, [runs]
             else:
                 test.runs.append(runs)  # type: ignore[union-attr]
+                test.pytest_report = is_pytest(read)  # a repeat: how to read it depends on the report
             if case.properties:
                 _add_properties(test, case.properties)
         errors.extend(e for e in read.errors if not e.endswith(": missing"))
         if notes is not None:
             for earlier, shared in replaced.items():
                 notes.append(
-                    f"{path.name}: {shared} test id(s) also in {files[earlier].name} (given before it):"
-                    f" two runs of one test, the later file decides"
+                    f"{label(path)}: {shared} test id(s) also in {label(files[earlier])} (given before it):"
+                    f" read as two runs of each test; the later file decides, the earlier file's results"
+                    f" of them are left out"
                 )
     # The plain passes join the event log's (never the same ids: those were skipped above).
     plain.update(junit_plain)
@@ -490,7 +554,7 @@ def read_fault_logs(cell: Path, errors: list[str] | None = None) -> tuple[dict[s
 
 
 # -- features ----------------------------------------------------------------------------------
-class _Features:
+class CellFeatures:
     """Which row a test belongs to: its recorded feature, the suites' folder rule for the
     project's own cells, the feature map for imported ones, else `unassigned`."""
 
@@ -561,6 +625,13 @@ def _round_duration(seconds: float | None) -> float | None:
 
 
 def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[tuple, TestResult]) -> TestResult:
+    if test.decided is not None and not extra:
+        decided = test.decided
+        if decided.outcome is Outcome.PASSED and decided == TestResult(
+            outcome=Outcome.PASSED, duration=decided.duration, scope=decided.scope
+        ):
+            return _shared(cache, Outcome.PASSED, decided.duration, decided.scope)
+        return decided
     if (
         test.attempts is None
         and test.passed & 2
@@ -580,7 +651,7 @@ def _result(test: _Test, extra: list[Attempt], signal: str | None, cache: dict[t
         attempts = _event_attempts(test) + extra
     elif test.runs is not None:
         # Each <testcase> of the id in its file is a run or a phase (identity decides which are).
-        attempts = normalise.run_attempts(test.runs) + extra
+        attempts = normalise.run_attempts(test.runs, pytest_reruns=test.pytest_report) + extra
     else:
         attempts = extra
     result = decide(attempts, signal=signal)
@@ -614,7 +685,7 @@ def _plain_results(
     ids: list[str],
     plain: dict[str, float],
     plan: dict[str, tuple[str | None, Scope | None]],
-    features: _Features,
+    features: CellFeatures,
     cache: dict[tuple, TestResult],
     recorded: dict[str, tuple[str | None, Scope | None]] | None = None,
 ) -> tuple[list[TestResult], list[str]]:
@@ -639,11 +710,10 @@ def _plain_results(
     return results, planned_features
 
 
-def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Features) -> CellResult:
+def read_cell(path: Path, manifest: Manifest, errors: list[str], features: CellFeatures) -> CellResult:
     """The cell's tests, decided, in plan order (then any test only the results know)."""
     cell = CellDir(path)
-    gather = _Gather()
-    status = manifest.status
+    gather = Gather()
     completed = manifest.completed
     reader = cell_reader(manifest.cell_format)
     read_collected(cell.collected, gather, errors, reader)
@@ -651,18 +721,36 @@ def read_cell(path: Path, manifest: Manifest, errors: list[str], features: _Feat
     read_events(cell.events, gather, errors, progress=not completed, plain_finish=reader.PLAIN_FINISH)
     files = junit_files(path)
     if not files:
-        if completed:
+        # An imported cell (format 3) keeps its JUnit only gzipped, for provenance: its log decides.
+        if completed and manifest.cell_format != cellformat_v3.FORMAT:
             errors.append("junit.xml: missing although the run completed")
     elif not (gather.session_finished and gather.events_clean and all(junit_ends_well(f) for f in files)):
         read_junit_files(files, gather, errors, notes)
     # Otherwise the event log saw the whole session and holds every report (messages, traces,
     # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
-    # and its intact ending is all that is checked. A damaged file is read, to say what is wrong.
+    # and its intact ending is all that is checked. A damaged file is read to say what is wrong.
     signals, last_started = read_fault_logs(path, errors)
+    return decide_cell(path, manifest, gather, errors, features, gather.notes + notes, signals, last_started)
+
+
+def decide_cell(
+    path: Path,
+    manifest: Manifest,
+    gather: Gather,
+    errors: list[str],
+    features: CellFeatures,
+    notes: list[str],
+    signals: dict[str, str] | None = None,
+    last_started: set[str] | None = None,
+) -> CellResult:
+    """Every test of what was gathered, decided: the plain passes in bulk, then the others."""
+    status = manifest.status
+    completed = manifest.completed
+    signals = signals or {}
     if not completed:
         # Only a run that did not end normally has tests in flight; after a completed run a
         # process's last test finished (its events may just be lost).
-        for nodeid in last_started:
+        for nodeid in last_started or ():
             gather.test(nodeid).started = True
     exit_signal = manifest.exit.signal if manifest.exit else None
     cell_timed_out = status is CellStatus.TIMEOUT
@@ -711,4 +799,4 @@ def ingest_cell(path: Path) -> CellResult:
         raise InputError(f"{path}: not a directory", hint="pass cell dirs written by `harness run` or `harness import`")
     manifest = read_manifest(CellDir(path).manifest)
     errors: list[str] = []
-    return read_cell(path, manifest, errors, _Features(manifest, path, errors))
+    return read_cell(path, manifest, errors, CellFeatures(manifest, path, errors))

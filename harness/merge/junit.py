@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 from xml.parsers import expat
 
 from harness.regular_file import open_regular
@@ -34,8 +34,10 @@ MAX_DEPTH: Final = 256  # nesting deeper than this is an attack, not a report
 TOKEN_CAP: Final = 16 << 20
 ROOTS: Final = ("testsuites", "testsuite")
 RESULT_TAGS: Final = frozenset({"failure", "error", "skipped"})
-# Surefire / Gradle attempts inside one <testcase>: flaky* = failed, then passed; rerun* = failed every time.
-RERUN_TAGS: Final = frozenset({"rerunFailure", "rerunError", "flakyFailure", "flakyError"})
+# Failed attempts the producer wrote inside one <testcase>, before its result: Surefire, Gradle
+# `mergeReruns`, nextest / quick-junit (flaky* = failed, then passed; rerun* = failed every time),
+# and PyTorch CI's `rerun` (its test/conftest.py writes each pytest-rerunfailures rerun as one).
+RERUN_TAGS: Final = frozenset({"rerunFailure", "rerunError", "flakyFailure", "flakyError", "rerun"})
 _OUTPUT_TAGS: Final = frozenset({"system-out", "system-err"})
 _PROPERTY_DONE: Final = ("property", None, None)  # an open <property value=...>, already kept
 _TEXT_TAGS: Final = RESULT_TAGS | RERUN_TAGS | _OUTPUT_TAGS | {"stackTrace", "property"}
@@ -67,7 +69,7 @@ class _TokenTooLarge(ValueError):
 class JUnitResult:
     """A result or attempt element of a testcase, as written."""
 
-    kind: str  # failure | error | skipped | rerunFailure | rerunError | flakyFailure | flakyError
+    kind: str  # failure | error | skipped | rerunFailure | rerunError | flakyFailure | flakyError | rerun
     type: str | None
     message: str | None
     text: str | None
@@ -218,6 +220,19 @@ class _Handlers:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise HostileXMLError(f"elements nested deeper than {MAX_DEPTH} levels")
+        if tag == "testcase":  # first: nearly every element this handler sees
+            self.cases += 1
+            if self.open_suites is None:  # the suites around it, as tuples made once per change of suite
+                self.open_suites = (tuple(self.suites), tuple(self.suite_keys))
+            suites, keys = self.open_suites
+            case = self.case = JUnitCase(suites=suites, suite_keys=keys, attrs=attrs, index=self.cases)
+            self.case_properties = case.properties
+            self.case_depth = self.depth
+            self.inner_cap = MAX_DEPTH - self.depth
+            parser = self.parser
+            parser.StartElementHandler = self.case_start
+            parser.EndElementHandler = self.case_end
+            return
         if tag == "property" and self.in_suite_properties:
             kept = self.read.suite_properties
             name = attrs.get("name", "")[:SUITE_VALUE_CAP]
@@ -226,18 +241,6 @@ class _Handlers:
             return
         if tag == "properties" and self.suites:
             self.in_suite_properties = True
-            return
-        if tag == "testcase":
-            self.cases += 1
-            if self.open_suites is None:  # the suites around it, as tuples made once per change of suite
-                self.open_suites = (tuple(self.suites), tuple(self.suite_keys))
-            suites, keys = self.open_suites
-            self.case = JUnitCase(suites=suites, suite_keys=keys, attrs=attrs, index=self.cases)
-            self.case_properties = self.case.properties
-            self.case_depth = self.depth
-            self.inner_cap = MAX_DEPTH - self.depth
-            self.parser.StartElementHandler = self.case_start
-            self.parser.EndElementHandler = self.case_end
             return
         if self.depth == 1:
             self.read.root = tag
@@ -374,18 +377,20 @@ class _Handlers:
                 parent_text.add(value)
 
 
-def iter_junit(path: Path, read: JUnitRead | None = None) -> Iterator[JUnitCase]:
+def iter_junit(path: Path, read: JUnitRead | None = None, handle: BinaryIO | None = None) -> Iterator[JUnitCase]:
     """The testcases of a JUnit file, one at a time, in bounded memory. Never raises for bad
-    content: problems go to `read.errors`, and the cases before a problem are still yielded."""
+    content: problems go to `read.errors`, and the cases before a problem are still yielded.
+    `handle`: the file, already open (it is closed here); `path` then only names it."""
     read = read if read is not None else JUnitRead(path=path)
-    try:
-        handle = open_regular(path)  # a FIFO in its place would block the merge forever
-    except FileNotFoundError:
-        read.errors.append(f"{path.name}: missing")
-        return
-    except OSError as err:
-        read.errors.append(f"{path.name}: cannot open: {err.strerror or err}")
-        return
+    if handle is None:
+        try:
+            handle = open_regular(path)  # a FIFO in its place would block the merge forever
+        except FileNotFoundError:
+            read.errors.append(f"{path.name}: missing")
+            return
+        except OSError as err:
+            read.errors.append(f"{path.name}: cannot open: {err.strerror or err}")
+            return
     parser = expat.ParserCreate()
     handlers = _Handlers(read, parser)
     parser.buffer_text = True

@@ -14,7 +14,7 @@ import pytest
 
 from harness import cell
 from harness.cell import (
-    CELL_FORMAT,
+    CELL_FORMATS,
     CellDir,
     CellStatus,
     Manifest,
@@ -127,7 +127,7 @@ def _identity(**changes: object) -> dict:
         (_identity(run_id=5), "manifest lacks 'run_id'"),
         (_identity(cell_id="cpu-host\n"), "invalid cell id 'cpu-host\\n'"),
         (_identity(cell_id="../escape"), "invalid cell id '../escape'"),
-        (_identity(cell_format=3), "cell format 3 is not one this harness reads ((1, 2))"),
+        (_identity(cell_format=4), "cell format 4 is not one this harness reads ((1, 2, 3))"),
         (_identity(cell_format="2"), "cell format '2' is not one"),
         (["a", "list"], "manifest must be a JSON object"),
     ],
@@ -137,7 +137,7 @@ def _identity(**changes: object) -> dict:
         "run-id-not-text",
         "trailing-newline",
         "path",
-        "format-3",
+        "format-4",
         "format-str",
         "list",
     ],
@@ -155,7 +155,7 @@ def test_identity_errors_name_the_file(tmp_path: Path, data: object, fragment: s
 
 def test_unknown_cell_format_says_how_to_fix_it(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="merge it with the harness version that wrote it, or a newer one"):
-        read_manifest(_write(tmp_path, _identity(cell_format=CELL_FORMAT + 1)))
+        read_manifest(_write(tmp_path, _identity(cell_format=max(CELL_FORMATS) + 1)))
 
 
 def test_unreadable_manifests_name_the_file(tmp_path: Path) -> None:

@@ -119,8 +119,11 @@ def test_directory_fifo_and_device_inputs_are_named_as_what_they_are(
     fifo = tmp_path / "pipe.xml"
     os.mkfifo(fifo)  # opening it for reading would block: it must never be opened
     results = tmp_path / "results"
+    code, _, err = _import(capsys, results, str(tmp_path), "--backend", "cpu", "--cell-id", "c")
+    assert code == 4  # a folder is read for its *.xml regular files: a FIFO is none
+    hint = "(give the JUnit files or their folder)"
+    assert _error_line(err) == f"harness: error: {tmp_path}: a folder without *.xml files {hint}"
     for path, what in (
-        (tmp_path, "a directory"),
         (fifo, "a FIFO (named pipe)"),
         (Path("/dev/null"), "a character device"),
     ):
@@ -139,7 +142,7 @@ def test_very_long_file_name_is_shortened_in_the_cell(tmp_path: Path, capsys: py
     code, out, err = _import(capsys, results, str(long), "--backend", "cpu", "--cell-id", "long")
     assert code == 0, err
     copied = list((Path(out.strip()) / "junit").iterdir())
-    assert [p.name for p in copied] == ["001-" + "r" * 100 + ".xml"]
+    assert [p.name for p in copied] == ["001-" + "r" * 100 + ".xml.gz"]
     manifest = json.loads((Path(out.strip()) / "manifest.json").read_text())
     assert manifest["import"]["files"][0]["source"] == str(long)
 
@@ -252,10 +255,10 @@ def test_two_reports_sharing_ids_the_later_decides_and_nothing_turns_flaky(
         capsys, results, str(PYTEST_XUNIT1), str(PYTEST_XML), "--backend", "cpu", "--cell-id", "both"
     )
     assert code == 0
-    notes = [line for line in err.splitlines() if line.startswith("harness: note: ")]
-    assert notes == [
-        f"harness: note: {PYTEST_XML}: 48 test id(s) also in {PYTEST_XUNIT1} (given before it):"
-        " two runs of one test, the later file decides"
+    warnings = [line for line in err.splitlines() if line.startswith("harness: warning: ")]
+    assert warnings == [
+        f"harness: warning: {PYTEST_XML}: 48 test id(s) also in {PYTEST_XUNIT1} (given before it):"
+        " read as two runs of each test; the later file decides, the earlier file's results of them are left out"
     ]
     code, out_once, _ = _import(capsys, results, str(PYTEST_XML), "--backend", "cpu", "--cell-id", "once")
     matrix = _merge(capsys, tmp_path, Path(out.strip()), Path(out_once.strip()))

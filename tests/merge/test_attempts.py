@@ -18,8 +18,10 @@ from harness.merge.attempts import (
     in_flight,
     run_attempts,
 )
-from harness.merge.decide import Attempt, Phase, Status
+from harness.merge.decide import Attempt, Phase, Status, decide
+from harness.merge.identity import IdentityRules, is_pytest
 from harness.merge.junit import JUnitCase, read_junit
+from harness.outcomes import Outcome
 
 DIALECTS = Path(__file__).resolve().parents[1] / "dialects"
 
@@ -84,7 +86,7 @@ def test_a_failure_then_a_teardown_error_is_one_run() -> None:
 
 def test_rerunfailures_runs_are_failed_attempts_then_the_last_run() -> None:
     cases = _cases("pytest/junit-xunit1.xml", "test_rerun_fails_twice_then_passes")
-    attempts = run_attempts([case_attempts(c, pytest_phases=True) for c in cases])
+    attempts = run_attempts([case_attempts(c, pytest_phases=True) for c in cases], pytest_reruns=True)
     assert _shape(attempts) == [(Phase.TEST, Status.RERUN), (Phase.TEST, Status.RERUN), (Phase.TEST, Status.PASSED)]
     assert attempts[0].message == UNRECORDED_FAILURE, "rerunfailures 16 writes the retried runs empty"
 
@@ -157,3 +159,61 @@ def test_crash_evidence() -> None:
     crashed = in_flight(cell_timed_out=False, signal="SIGSEGV")
     assert (crashed.status, crashed.signal) == (Status.CRASHED, "SIGSEGV") and "(SIGSEGV)" in crashed.message
     assert in_flight(cell_timed_out=False, signal=None).message == "the test process died while running this test"
+
+
+# -- the retry rule, over the dialects (docs/outcomes.md, "Repeats") ------------------------------------
+def _judged(rel: str, test_id: str) -> tuple[Outcome, int]:
+    """One test of a real report, as the import judges it: identity groups its testcases, each
+    says its attempts, run_attempts applies the retry rule, decide() gives the result."""
+    read = read_junit(DIALECTS / rel)
+    rules = IdentityRules()
+    runs = [
+        case_attempts(case, pytest_phases=is_pytest(read))
+        for case in read.cases
+        if rules.test_id(case, read) == (test_id, False)
+    ]
+    assert runs, f"no testcase {test_id!r} in {rel}"
+    result = decide(run_attempts(runs, pytest_reruns=is_pytest(read)))
+    return result.outcome, result.attempts
+
+
+RETRY_TABLE = [
+    # pytest-rerunfailures: empty earlier testcases are failed attempts
+    ("pytest/junit-xunit1.xml", "test_outcomes.py::test_rerun_fails_twice_then_passes", Outcome.FLAKY, 3),
+    ("pytest/junit-xunit1.xml", "test_outcomes.py::test_rerun_always_fails", Outcome.FAILED, 3),
+    ("pytest/junit-xunit1.xml", "test_outcomes.py::test_rerun_marker_but_passes", Outcome.PASSED, 1),
+    # PyTorch CI: <rerun> in each retried run's testcase
+    ("pytorch-ci/junit-reruns.xml", "test_outcomes.py::test_rerun_fails_twice_then_passes", Outcome.FLAKY, 3),
+    ("pytorch-ci/junit-reruns.xml", "test_outcomes.py::test_rerun_always_fails", Outcome.FAILED, 3),
+    # Surefire: flakyFailure then pass; failure + rerunFailure x2
+    ("surefire/junit/TEST-com.example.edge.OutcomesTest.xml", "com.example.edge.OutcomesTest::flakyFailure",
+     Outcome.FLAKY, 2),
+    ("surefire/junit/TEST-com.example.edge.OutcomesTest.xml", "com.example.edge.OutcomesTest::alwaysFails",
+     Outcome.FAILED, 3),
+    # nextest / quick-junit: flaky, failing every try, flaky-result = "fail"
+    ("nextest/fixture-project-junit.xml", "fixture-project::basic::test_flaky_mod_4", Outcome.FLAKY, 4),
+    ("nextest/fixture-project-junit.xml", "fixture-project::basic::test_failure_assert", Outcome.FAILED, 3),
+    ("quick-junit/basic_report.xml", "testsuite0::testcase4", Outcome.FLAKY, 3),
+    ("quick-junit/basic_report.xml", "testsuite0::testcase5", Outcome.FAILED, 3),
+    ("quick-junit/basic_report.xml", "testsuite0::testcase7", Outcome.FAILED, 3),
+    # gotestsum --rerun-fails: repeated testcases
+    ("gotestsum/junit-rerun.xml", "example.com/dialect/edge::TestFlaky", Outcome.FLAKY, 2),
+    ("gotestsum/junit-rerun.xml", "example.com/dialect/calc::TestDivide", Outcome.FAILED, 3),
+    # Xcode repetitions: repeated sibling suites
+    ("xcresultparser/junit_repeated.xml", "test_repeatTests::test_random()", Outcome.FAILED, 3),
+    # mikepenz: a pass among failures in any order is flaky; failing every run takes the first kind
+    ("mikepenz/flaky_success_first.xml", "FlakySuccessFirst::test_order.TestOrder::test_success_first",
+     Outcome.FLAKY, 3),
+    ("mikepenz/flaky_all_failures.xml", "FlakyAllFailures::test_always_fails.TestAlwaysFails::test_always_fails",
+     Outcome.FAILED, 3),
+    ("mikepenz/flaky_with_classname_file.xml", "FlakyTestSuite::test_foo.TestFoo::test_foo", Outcome.FLAKY, 3),
+    ("mikepenz/flaky_with_classname_file.xml", "FlakyTestSuite::test_bar.TestBar::test_foo", Outcome.PASSED, 1),
+    # every invocation a test of its own: never runs of one test
+    ("ctest/junit.xml", "(empty)::same_name", Outcome.PASSED, 1),
+    ("ctest/junit.xml", "(empty)::same_name (2)", Outcome.FAILED, 1),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rel", "test_id", "outcome", "attempts"), RETRY_TABLE, ids=[r[1] for r in RETRY_TABLE])
+def test_the_retry_rule_over_the_dialects(rel: str, test_id: str, outcome: Outcome, attempts: int) -> None:
+    assert _judged(rel, test_id) == (outcome, attempts)

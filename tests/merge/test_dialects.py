@@ -403,6 +403,54 @@ TESTNG_RETRY_PASSED = Difference(
     "a retried attempt is not marked as one, so neither is a retry that passed", {"retried_then_passed": +1}
 )
 
+# -- retries written inside a testcase (nextest, quick-junit) or as repeated testcases or suites
+# (mikepenz's retry inputs, Xcode's repetitions via xcresultparser) --------------------------------
+RETRY_WORDS = words(
+    {Out.PASSED: "passed", Out.FLAKY: "passed", Out.FAILED: "failed", Out.TIMEOUT: "failed", Out.CRASHED: "failed"}
+    | {Out.ERROR: "error", Out.SKIPPED: "skipped"}
+)
+RETRY_CATEGORIES: dict[str, Callable[[Ours], int]] = {
+    "tests": Ours.total,
+    "passed": lambda o: o.n(Out.PASSED, Out.FLAKY),
+    "failed": lambda o: o.n(Out.FAILED, Out.TIMEOUT, Out.CRASHED),
+    "errors": lambda o: o.n(Out.ERROR),
+    "skipped": lambda o: o.skipped(disabled=False),
+    "disabled": lambda o: o.skipped(disabled=True),
+    "flaky": lambda o: o.n(Out.FLAKY),
+    "retried": Ours.reruns,
+}
+# mikepenz's action has no error category: an <error> run is a failure there.
+MIKEPENZ_WORDS = words(
+    {Out.PASSED: "passed", Out.FLAKY: "passed", Out.SKIPPED: "skipped"}
+    | dict.fromkeys(BAD_IN_TOOLS_WITHOUT_ERROR, "failed")
+)
+MIKEPENZ_CATEGORIES = RETRY_CATEGORIES | {
+    "failed": lambda o: o.n(*BAD_IN_TOOLS_WITHOUT_ERROR),
+    "errors": lambda o: 0,  # none in mikepenz's counts: see count_rules
+}
+
+
+def retry_dialect(id_: str, folder: str, file: str, expected: str, *, mikepenz: bool = False) -> Dialect:
+    return Dialect(
+        id_, folder, (file,), expected, MIKEPENZ_CATEGORIES if mikepenz else RETRY_CATEGORIES,
+        MIKEPENZ_WORDS if mikepenz else RETRY_WORDS, lambda t, _: t["name"], lambda i: i,
+    )  # fmt: skip
+
+
+RETRY_SETS = (
+    retry_dialect("nextest", "nextest", "fixture-project-junit.xml", "expected.json"),
+    retry_dialect("quick-junit", "quick-junit", "basic_report.xml", "expected.json"),
+    retry_dialect("xcode-repeated", "xcresultparser", "junit_repeated.xml", "expected.json"),
+    retry_dialect("mikepenz-success-first", "mikepenz", "flaky_success_first.xml", "expected-success-first.json",
+                  mikepenz=True),
+    retry_dialect("mikepenz-all-failures", "mikepenz", "flaky_all_failures.xml", "expected-all-failures.json",
+                  mikepenz=True),
+    retry_dialect("mikepenz-classname-file", "mikepenz", "flaky_with_classname_file.xml",
+                  "expected-classname-file.json", mikepenz=True),
+    retry_dialect("mikepenz-mixed-flaky", "mikepenz", "mixed_flaky_and_passed.xml", "expected-mixed-flaky.json",
+                  mikepenz=True),
+)  # fmt: skip
+
 # -- the file sets ----------------------------------------------------------------------------------------
 DIALECT_SETS = (
     Dialect(
@@ -495,6 +543,12 @@ DIALECT_SETS = (
         "pytest-xunit2", "pytest", ("junit-xunit2.xml",), "expected.json", PYTEST_CATEGORIES, pytest_word,
         lambda t, _: t["name"], lambda i: i, differences=PYTEST_DIFFERENCES,
     ),
+    # PyTorch CI: PyTorch's own JUnit writer (test/conftest.py) on the same tests: each rerun is a
+    # <rerun> child (pytest-rerunfailures 16 also starts a <testcase> per run); the same counts.
+    Dialect(
+        "pytorch-ci", "pytorch-ci", ("junit-reruns.xml",), "expected.json", PYTEST_CATEGORIES, pytest_word,
+        lambda t, _: t["name"], lambda i: i, differences=PYTEST_DIFFERENCES,
+    ),
     # One CI job run twice (plain pytest, no rerunfailures): two reports sharing every id. The later
     # report decides (docs/outcomes.md, "Repeats"), in either order; nothing turns flaky.
     Dialect(
@@ -567,6 +621,7 @@ DIALECT_SETS = (
         not_compared=TESTNG_NOT_COMPARED,
     ),
 )  # fmt: skip
+DIALECT_SETS = DIALECT_SETS + RETRY_SETS
 BY_ID = {d.id: d for d in DIALECT_SETS}
 
 
@@ -696,6 +751,26 @@ def test_reruns_keep_their_attempts(matrix: Matrix) -> None:
     assert flaky == {"example.com/dialect/edge::TestFlaky"}
 
 
+@pytest.mark.parametrize("dialect", RETRY_SETS, ids=lambda d: d.id)
+def test_retries_are_the_producers_own(matrix: Matrix, dialect: Dialect) -> None:
+    """Each test's retried runs, as the producer counts them: every failed attempt kept."""
+    records = expected_of(dialect)["tests"]
+    retries = {dialect.tool_key(t, records): t["retries"] for t in records}
+    assert {dialect.our_key(i): r.attempts - 1 for i, r in ours_of(matrix, dialect).inside} == retries
+
+
+def test_pytorch_ci_rerun_elements_are_failed_attempts(matrix: Matrix) -> None:
+    """PyTorch's writer puts each rerun's failure in a <rerun> element: failed then passed is
+    flaky with the rerun's text, failing every run is failed with every attempt counted."""
+    results = {row.id: r for row, r in matrix.results("pytorch-ci")}
+    flaky = results["test_outcomes.py::test_rerun_fails_twice_then_passes"]
+    assert (flaky.outcome, flaky.attempts) == (Out.FLAKY, 3)
+    assert flaky.message and "attempt 1" in flaky.message
+    always = results["test_outcomes.py::test_rerun_always_fails"]
+    assert (always.outcome, always.attempts) == (Out.FAILED, 3)
+    assert any("attempt 1" in m for m in always.extra_messages)
+
+
 def test_surefire_attempts_and_reruns(matrix: Matrix) -> None:
     dialect = BY_ID["surefire-junit4"]
     records = expected_of(dialect)["tests"]
@@ -750,26 +825,23 @@ def go_count_twice(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
     return import_and_merge(root / "results", [("go-count", [junit])])
 
 
-def test_go_count_repeats_that_pass_are_never_flaky(go_count_twice: Matrix) -> None:
+def test_go_count_repeats_are_runs_of_one_test_and_passes_are_never_flaky(go_count_twice: Matrix) -> None:
     """`go test -count=2` runs every test twice; gotestsum writes both runs as testcases with the
-    same name, like --rerun-fails' attempts. A repeat that follows a pass or a skip is a run of
-    its own (a row, as gotestsum counts it): never a rerun, never flaky. A repeat that follows a
-    failure reads as a rerun: that is the heuristic (the XML of the two is the same), so
-    TestFlaky, failing on its first run only, reads flaky here where gotestsum counts a failure
-    and a pass."""
+    same name, like --rerun-fails' attempts. Both are runs of one test (the retry rule,
+    docs/outcomes.md "Repeats"): passing twice is passed with two attempts, never flaky; failing
+    twice is failed; TestFlaky, failing on its first run only, is flaky (it failed and passed).
+    gotestsum counts runs: every one of its 38 is an attempt here."""
     results = {row.id: r for row, r in go_count_twice.results("go-count")}
     calc, edge = "example.com/dialect/calc", "example.com/dialect/edge"
-    assert results[f"{calc}::TestAdd"].outcome is Out.PASSED
-    assert results[f"{calc}::TestAdd (2)"].outcome is Out.PASSED
-    assert results[f"{edge}::TestSkipped (2)"].outcome is Out.SKIPPED
+    assert (results[f"{calc}::TestAdd"].outcome, results[f"{calc}::TestAdd"].attempts) == (Out.PASSED, 2)
+    assert f"{calc}::TestAdd (2)" not in results
+    assert (results[f"{edge}::TestSkipped"].outcome, results[f"{edge}::TestSkipped"].attempts) == (Out.SKIPPED, 2)
     assert (results[f"{calc}::TestDivide"].outcome, results[f"{calc}::TestDivide"].attempts) == (Out.FAILED, 2)
-    assert f"{calc}::TestDivide (2)" not in results
     flaky = {i for i, r in results.items() if r.outcome is Out.FLAKY}
     assert flaky == {f"{edge}::TestFlaky"}
-    # gotestsum's 38 testcases: 11 tests passing twice and 2 skipped twice are 26 rows; 5 failing
-    # twice and TestFlaky are 6 rows of two attempts each.
+    # gotestsum's 38 testcases: 11 tests passing twice, 2 skipped twice, 5 failing twice, TestFlaky.
     counts = Counter(r.outcome for r in results.values())
-    assert counts == Counter({Out.PASSED: 22, Out.SKIPPED: 4, Out.FAILED: 5, Out.FLAKY: 1})
+    assert counts == Counter({Out.PASSED: 11, Out.SKIPPED: 2, Out.FAILED: 5, Out.FLAKY: 1})
     assert sum(r.attempts for r in results.values()) == 38
 
 

@@ -1,8 +1,10 @@
 """Test identity across JUnit dialects (harness/merge/identity.py), the rules docs/outcomes.md
 states, on the real files of tests/dialects/: pytest ids are node ids (xunit1 and xunit2 agree),
-a repeat after a failed attempt is a retry of that test (Go's reruns), any other repeat a test of its
-own numbered ` (2)` (and in Jest, Mocha, CTest and TestNG every repeat is), a sibling suite of an
-equal name keeps its position, jest-junit's doubled stand-in is one row. Ids are given per file.
+a repeat of an id in one report is a run of that test (Go's reruns, Xcode's repeated suites), except
+in Jest, Mocha, CTest and TestNG, where every repeat is a test of its own numbered ` (2)`; a sibling
+suite of an equal name is the same suite run again, except there and in Go reports (position kept);
+a testcase without a name is a test of its own; jest-junit's doubled stand-in is one row. Ids are
+given per file.
 Hand-built testcases only for what no producer file here holds."""
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.merge.identity import (
-    UNNAMED,
     IdentityRules,
     generic_id,
     is_jest,
@@ -23,15 +24,11 @@ from harness.merge.junit import JUnitCase, JUnitRead, read_junit
 DIALECTS = Path(__file__).resolve().parents[1] / "dialects"
 
 
-def _failed(case: JUnitCase) -> bool:
-    return any(r.kind in ("failure", "error") for r in case.results)
-
-
 def _ids(path: Path) -> list[tuple[str, bool]]:
     """(id, copy) of every testcase of one real file, as ingest asks for them."""
     read = read_junit(path)
     rules = IdentityRules()
-    return [rules.test_id(case, read, failed=_failed(case)) for case in read.cases]
+    return [rules.test_id(case, read) for case in read.cases]
 
 
 def _case(index: int = 1, suites: tuple[str, ...] = ("s",), **attrs: str) -> JUnitCase:
@@ -74,7 +71,7 @@ def test_sibling_suites_of_an_equal_name_keep_their_position() -> None:
     assert "Calculator::Calculator adds" in ids and "Calculator#2::Calculator adds" in ids
 
 
-def test_go_repeats_after_a_failure_are_one_test_and_after_a_pass_a_new_one() -> None:
+def test_repeats_in_one_report_are_runs_of_one_test() -> None:
     ids = _ids(DIALECTS / "gotestsum" / "junit-rerun.xml")
     names = [i for i, _ in ids]
     assert names.count("example.com/dialect/calc::TestDivide") == 3, "two reruns after failures: one test"
@@ -82,8 +79,15 @@ def test_go_repeats_after_a_failure_are_one_test_and_after_a_pass_a_new_one() ->
     rules = IdentityRules()
     passed = _case(suites=("pkg",), name="TestX", classname="pkg")
     again = _case(index=2, suites=("pkg",), name="TestX", classname="pkg")
-    assert rules.test_id(passed, read, failed=False) == ("pkg::TestX", False)
-    assert rules.test_id(again, read, failed=False) == ("pkg::TestX (2)", False), "a repeat after a pass: its own"
+    assert rules.test_id(passed, read) == ("pkg::TestX", False)
+    assert rules.test_id(again, read) == ("pkg::TestX", False), "a repeat after a pass: a run of the same test"
+    xcode = [i for i, _ in _ids(DIALECTS / "xcresultparser" / "junit_repeated.xml")]
+    assert xcode == ["test_repeatTests::test_random()"] * 3, "three repeated sibling suites: one test"
+
+
+def test_go_sibling_suites_of_an_equal_name_are_two_packages() -> None:
+    ids = [i for i, _ in _ids(DIALECTS / "gotestsum" / "junit-short.xml")]
+    assert "calc::TestAdd" in ids and "calc#2::TestAdd" in ids
 
 
 def test_jest_junits_doubled_stand_in_for_a_broken_file_is_one_row() -> None:
@@ -97,26 +101,27 @@ def test_a_recorded_nodeid_property_is_the_id_whatever_the_file_says() -> None:
     case = _case(classname="whatever", name="other")
     case.properties.append(("nodeid", "alpha/test_a.py::test_x[1]"))
     read = JUnitRead(path=Path("j.xml"), root_name="some tool")
-    assert IdentityRules().test_id(case, read, failed=False) == ("alpha/test_a.py::test_x[1]", False)
+    assert IdentityRules().test_id(case, read) == ("alpha/test_a.py::test_x[1]", False)
 
 
-def test_testcases_without_attributes_are_still_tests() -> None:
-    read = JUnitRead(path=Path("j.xml"))
-    rules = IdentityRules()
-    cases = [JUnitCase(suites=(), suite_keys=(), attrs={}, index=n) for n in (1, 2, 3)]
-    given = [rules.test_id(case, read, failed=False)[0] for case in cases]
-    assert given == [UNNAMED, f"{UNNAMED} (2)", f"{UNNAMED} (3)"]
+def test_testcases_without_a_name_are_tests_of_their_own_by_position() -> None:
+    for read in (JUnitRead(path=Path("j.xml")), JUnitRead(path=Path("p.xml"), root_name="pytest tests")):
+        rules = IdentityRules()
+        cases = [JUnitCase(suites=(), suite_keys=(), attrs={}, index=n) for n in (1, 2, 3)]
+        cases.append(JUnitCase(suites=("s",), suite_keys=("s",), attrs={"classname": "c"}, index=4))
+        given = [rules.test_id(case, read)[0] for case in cases]
+        assert given == [f"(unnamed testcase #{n})" for n in (1, 2, 3)] + ["s::c::(unnamed testcase #4)"]
 
 
-def test_a_repeat_after_a_failure_is_a_retry_except_where_every_repeat_is_a_test() -> None:
+def test_every_repeat_is_a_test_in_jest_mocha_ctest_and_testng() -> None:
     read = JUnitRead(path=Path("j.xml"), root_name="some tool")
     rules = IdentityRules()
-    assert rules.test_id(_case(name="t"), read, failed=True)[0] == "s::t"
-    assert rules.test_id(_case(index=2, name="t"), read, failed=False)[0] == "s::t", "a retry of the failed attempt"
+    assert rules.test_id(_case(name="t"), read)[0] == "s::t"
+    assert rules.test_id(_case(index=2, name="t"), read)[0] == "s::t", "a run of the same test"
     jest = JUnitRead(path=Path("j.xml"), root_name="jest tests")
     rules = IdentityRules()
-    assert rules.test_id(_case(name="t"), jest, failed=True)[0] == "s::t"
-    assert rules.test_id(_case(index=2, name="t"), jest, failed=False)[0] == "s::t (2)", "Jest: every row a test"
+    assert rules.test_id(_case(name="t"), jest)[0] == "s::t"
+    assert rules.test_id(_case(index=2, name="t"), jest)[0] == "s::t (2)", "Jest: every row a test"
 
 
 def test_a_classname_that_repeats_the_name_or_suite_is_left_out() -> None:

@@ -116,7 +116,7 @@ def test_repeated_titles_in_mocha_are_tests_of_their_own(tmp_path: Path) -> None
 
 
 def test_a_pass_repeated_is_never_flaky(tmp_path: Path) -> None:
-    """Two passes of one id in one report are two tests (each passed); in two reports, one test."""
+    """CTest's two passes of one name are two tests (each passed); the same report twice, one test."""
     cell = _imported(tmp_path, DIALECTS / "ctest" / "junit.xml")
     same = [r for n, r in zip(cell.nodeids, cell.results, strict=True) if n.startswith("(empty)::same_name")]
     assert len(same) == 2
@@ -142,12 +142,13 @@ REPORTS = sorted(
 @pytest.mark.parametrize("report", REPORTS, ids=lambda p: str(p.relative_to(DIALECTS)))
 def test_fast_path_and_plain_path_agree(tmp_path: Path, report: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """JUNIT_FAST_PATH (plain passes kept without attempts) gives the very results of the plain
-    path, on every real report of every dialect, and on two reports sharing ids."""
+    path, on every real report of every dialect, and on two reports sharing ids (the import
+    decides the tests: it is where the JUnit is read)."""
     files = (report,) if report.name != "junit-xunit2.xml" else (DIALECTS / "pytest" / "junit-xunit1.xml", report)
-    done = import_junit(ImportSpec(files=files, backend="cpu", cell_id="c", results_dir=tmp_path))
-    fast = ingest.ingest_cell(done.cell_dir)
+    fast = import_junit(ImportSpec(files=files, backend="cpu", cell_id="c", results_dir=tmp_path)).cell
     monkeypatch.setattr(ingest, "JUNIT_FAST_PATH", False)
-    plain = ingest.ingest_cell(done.cell_dir)
+    plain = import_junit(ImportSpec(files=files, backend="cpu", cell_id="c", results_dir=tmp_path)).cell
+    assert fast is not None and plain is not None
     assert sorted(zip(fast.nodeids, fast.test_features, fast.results, strict=True)) == sorted(
         zip(plain.nodeids, plain.test_features, plain.results, strict=True)
     )
@@ -184,3 +185,20 @@ def test_streaming_reader_agrees_with_a_plain_tree_read(report: Path) -> None:
         for case in iter_junit(report, JUnitRead(path=report))
     ]
     assert ours == _by_element_tree(report)
+
+
+# -- several files, a folder ---------------------------------------------------------------------------
+def test_a_folder_imports_its_xml_files_in_name_order(tmp_path: Path) -> None:
+    """A folder is its `*.xml` regular files, in name order: the same cell as the files given
+    one by one; a link and a file of another kind in it are left alone."""
+    folder = DIALECTS / "surefire" / "junit"
+    files = tuple(sorted(folder.glob("*.xml")))
+    linked = tmp_path / "linked"
+    shutil.copytree(folder, linked)
+    (linked / "zz-link.xml").symlink_to(files[0])
+    (linked / "notes.txt").write_text("not a report", encoding="utf-8")
+    by_folder = import_junit(ImportSpec(files=(linked,), backend="cpu", cell_id="f", results_dir=tmp_path / "r"))
+    by_files = import_junit(ImportSpec(files=files, backend="cpu", cell_id="g", results_dir=tmp_path / "r"))
+    assert [r.path.name for r in by_folder.files] == [p.name for p in files]
+    assert by_folder.cell is not None and by_files.cell is not None
+    assert by_folder.cell.nodeids == by_files.cell.nodeids and by_folder.cell.results == by_files.cell.results

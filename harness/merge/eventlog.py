@@ -1,0 +1,94 @@
+"""Writes a cell's compact event log from decided results (cell format 3: `harness import`).
+
+The run wing's plugin writes the same `pass` lines as tests finish; an import decides its tests
+from JUnit once and writes them here, so every later merge reads an event log, never the XML
+again (harness/merge/cellformat_v3.py says what each line holds). Lines are written in large
+blocks; the cell is built in a hidden folder and renamed into place whole, so a half-written
+log is never seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from harness import jsonio
+from harness.cell import COLLECTED, EVENTS
+from harness.model import TestResult
+from harness.outcomes import Outcome, Scope
+
+BLOCK: Final = 1 << 20  # bytes gathered before each write
+PASS_START: Final = b'{"event":"pass","nodeid":'
+
+
+def is_plain_pass(result: TestResult) -> bool:
+    """A result a `pass` line says whole (its scope aside, which the plan gives): passed, once,
+    in a known time, with nothing else to keep."""
+    return (
+        result.outcome is Outcome.PASSED
+        and result.duration is not None  # a pass line always carries a time
+        and result.attempts == 1
+        and result.message is None
+        and result.trace is None
+        and result.output is None
+        and result.skip_class is None
+        and result.link is None
+        and result.strict is None
+        and result.signal is None
+        and not result.extra_messages
+        and not result.properties
+        and result.run is None  # a later partial run's provenance: a pass line has none
+        and result.at is None
+    )
+
+
+def write_cell_log(
+    cell: Path,
+    tests: Iterable[tuple[str, TestResult, str | None]],
+    *,
+    errors: Iterable[str] = (),
+    notes: Iterable[str] = (),
+) -> int:
+    """events.jsonl for `tests`: (id, result, the feature the report itself named or None), and
+    collected.json's groups for the tests whose report named a feature or a scope (the feature map
+    places the others when the cell is merged). Returns the number of tests written."""
+    dumps = jsonio.dumps
+    count = 0
+    groups: dict[tuple[str | None, str], list[str]] = {}
+    # Most results are a few shared objects (a pass in t seconds): each one's pass-line ending is
+    # worked out once (id -> bytes, or None for a result that needs a result line).
+    endings: dict[int, bytes | None] = {}
+    keep_alive: list[TestResult] = []  # the ids above stay those of these objects
+    with (cell / EVENTS).open("xb") as out:
+        block = [dumps({"event": "session_start", "source": "harness import"})]
+        size = 0
+        for nodeid, result, feature in tests:
+            count += 1
+            if feature is not None or result.scope is not Scope.BACKEND:
+                groups.setdefault((feature, result.scope.value), []).append(nodeid)
+            key = id(result)
+            if key in endings:
+                ending = endings[key]
+            else:
+                ending = endings[key] = (
+                    b',"duration":' + dumps(result.duration) + b"}" if is_plain_pass(result) else None
+                )
+                keep_alive.append(result)
+            if ending is not None:
+                line = PASS_START + dumps(nodeid) + ending
+            else:
+                line = dumps({"event": "result", "nodeid": nodeid, "result": result.to_json()})
+            block.append(line)
+            size += len(line)
+            if size > BLOCK:
+                out.write(b"\n".join(block) + b"\n")
+                block, size = [], 0
+        block.extend(dumps({"event": "read_error", "message": e}) for e in errors)
+        block.extend(dumps({"event": "note", "message": n}) for n in notes)
+        block.append(dumps({"event": "session_finish"}))
+        out.write(b"\n".join(block) + b"\n")
+    if groups:
+        planned = [{"feature": f, "scope": s, "tests": ids} for (f, s), ids in groups.items()]
+        (cell / COLLECTED).write_bytes(dumps({"count": sum(map(len, groups.values())), "groups": planned}))
+    return count

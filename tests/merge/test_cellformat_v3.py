@@ -1,0 +1,49 @@
+"""Cell format 3 (harness/merge/cellformat_v3.py): a cell `harness import` made. Its manifest says
+format 3, the originals are kept gzipped (byte for byte, their sha256 in the manifest), and the
+merge reads its event log only: with the copies gone the cell reads the same."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cell import read_manifest
+from harness.merge import ingest
+from harness.merge.cellformat_v3 import FORMAT, read_plan
+from harness.merge.importjunit import ImportSpec, import_junit
+from harness.outcomes import Scope
+from tests.conftest import REPO
+
+SUREFIRE = REPO / "tests" / "dialects" / "surefire" / "junit"
+
+
+def test_an_imported_cell_is_format_3_with_gzipped_originals_and_reads_from_its_log(tmp_path: Path) -> None:
+    files = tuple(sorted(SUREFIRE.glob("*.xml")))
+    done = import_junit(ImportSpec(files=files, backend="cpu", cell_id="s", results_dir=tmp_path))
+    manifest = read_manifest(done.cell_dir / "manifest.json")
+    assert manifest.cell_format == FORMAT == 3
+    assert manifest.imported is not None and len(manifest.imported.files) == len(files)
+    for entry, source in zip(manifest.imported.files, files, strict=True):
+        copy = gzip.decompress((done.cell_dir / entry["file"]).read_bytes())
+        assert copy == source.read_bytes() and entry["file"].endswith(".xml.gz")
+        assert entry["sha256"] == hashlib.sha256(copy).hexdigest()
+    events = [json.loads(line)["event"] for line in (done.cell_dir / "events.jsonl").read_text().splitlines()]
+    assert {"pass", "result"} <= set(events) and events[0] == "session_start" and events[-1] == "session_finish"
+    before = ingest.ingest_cell(done.cell_dir)
+    for entry in manifest.imported.files:
+        (done.cell_dir / entry["file"]).unlink()
+    after = ingest.ingest_cell(done.cell_dir)
+    assert (after.nodeids, after.results, after.errors) == (before.nodeids, before.results, before.errors)
+    assert after.errors == [] and len(after.nodeids) == 30
+
+
+def test_the_plan_is_read_from_groups() -> None:
+    plan: dict[str, tuple[str | None, Scope | None]] = {}
+    read_plan({"groups": [{"feature": "f", "scope": "host", "tests": ["a::t"]}]}, plan)
+    assert plan == {"a::t": ("f", Scope.HOST)}
+    with pytest.raises(KeyError, match="groups"):
+        read_plan({"tests": []}, plan)

@@ -1,0 +1,80 @@
+"""The compact event log of an imported cell (harness/merge/eventlog.py): what the import decided
+from the XML is exactly what every later merge reads back from the log, on every real report of
+every dialect; a pass line only for a result it says whole."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.merge import ingest
+from harness.merge.eventlog import is_plain_pass, write_cell_log
+from harness.merge.importjunit import ImportSpec, import_junit
+from harness.model import TestResult
+from harness.outcomes import Outcome, Scope, SkipClass
+from tests.conftest import REPO
+
+DIALECTS = REPO / "tests" / "dialects"
+REPORTS = sorted(
+    {
+        expected.parent / name
+        for expected in DIALECTS.glob("*/expected*.json")
+        for name in json.loads(expected.read_text(encoding="utf-8"))["junit_files"]
+    }
+)
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda p: str(p.relative_to(DIALECTS)))
+def test_the_log_gives_back_what_the_import_decided(tmp_path: Path, report: Path) -> None:
+    done = import_junit(ImportSpec(files=(report,), backend="cpu", cell_id="c", results_dir=tmp_path))
+    read_back = ingest.ingest_cell(done.cell_dir)
+    decided = done.cell
+    assert decided is not None
+    assert sorted(zip(read_back.nodeids, read_back.test_features, read_back.results, strict=True)) == sorted(
+        zip(decided.nodeids, decided.test_features, decided.results, strict=True)
+    )
+    assert (read_back.errors, read_back.notes) == (decided.errors, decided.notes)
+
+
+OTHER_THAN_A_PLAIN_PASS = {
+    "outcome": Outcome.FLAKY, "skip_class": SkipClass.UNCLASSIFIED, "link": "l", "message": "m", "trace": "t",
+    "output": "o", "duration": None, "attempts": 2, "properties": {"k": "v"}, "strict": False, "signal": "s",
+    "extra_messages": ("e",), "run": "r-partial", "at": "2026-12-02T00:00:00Z",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(TestResult) if f.name != "scope"])
+def test_every_field_of_a_result_but_its_scope_keeps_it_off_a_pass_line(name: str) -> None:
+    """A field TestResult gains must be named here, or a result holding it would be written as a
+    bare pass line and lose it."""
+    assert not is_plain_pass(dataclasses.replace(TestResult(outcome=Outcome.PASSED, duration=0.5),
+                                                 **{name: OTHER_THAN_A_PLAIN_PASS[name]}))  # fmt: skip
+
+
+def test_pass_lines_only_for_results_they_say_whole(tmp_path: Path) -> None:
+    plain = TestResult(outcome=Outcome.PASSED, duration=0.5)
+    assert is_plain_pass(plain)
+    assert is_plain_pass(TestResult(outcome=Outcome.PASSED, duration=0.5, scope=Scope.HOST)), "the plan has the scope"
+    assert not is_plain_pass(TestResult(outcome=Outcome.PASSED))  # no time: a pass line always has one
+    assert not is_plain_pass(TestResult(outcome=Outcome.PASSED, duration=0.5, attempts=2))
+    assert not is_plain_pass(TestResult(outcome=Outcome.FLAKY, duration=0.5, message="m"))
+    host = TestResult(outcome=Outcome.PASSED, duration=0.5, scope=Scope.HOST)
+    tests = [
+        ("a::t", plain, None), ("a::u", plain, "feat"), ("a::h", host, None),
+        ("a::v", TestResult(outcome=Outcome.FAILED), None),
+    ]  # fmt: skip
+    assert write_cell_log(tmp_path, tests, errors=["bad time"], notes=["shared ids"]) == 4
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [e["event"] for e in events] == [
+        "session_start", "pass", "pass", "pass", "result", "read_error", "note", "session_finish",
+    ]  # fmt: skip
+    assert events[1] == {"event": "pass", "nodeid": "a::t", "duration": 0.5}
+    assert events[4]["result"] == {"outcome": "failed"}
+    collected = json.loads((tmp_path / "collected.json").read_text(encoding="utf-8"))
+    assert collected["groups"] == [
+        {"feature": "feat", "scope": "backend", "tests": ["a::u"]},
+        {"feature": None, "scope": "host", "tests": ["a::h"]},
+    ]
