@@ -15,8 +15,10 @@ import torch
 import torch.nn.functional as F
 from _support.attention import AttentionCase, additive_mask, make_inputs, recorded_warnings, refusal_reason
 from _support.compiler import inductor_toolchain
+from _support.drills import exempt
 from _support.env import get as compat_env
-from _support.requires import HARDWARE, UNSUPPORTED, Requirement, fact, module, need, skip_unsupported
+from _support.refusals import FLEX_BACKWARD, refused
+from _support.requires import HARDWARE, UNSUPPORTED, Requirement, fact, module, need
 from _support.tolerances import ATTENTION_FORWARD, ATTENTION_GRAD, dtype_name
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -39,7 +41,7 @@ def _reference(inputs, backward: bool):
     idx = torch.arange(TOKENS)
     bias = (idx[:, None] - idx[None, :]).to(torch.float64) * BIAS + additive_mask(idx[:, None] >= idx[None, :])
     q, k, v = (t.clone().requires_grad_(backward) for t in (inputs.q, inputs.k, inputs.v))
-    with sdpa_kernel(SDPBackend.MATH):
+    with sdpa_kernel(SDPBackend.MATH), exempt():  # the float64 reference, not the kernel under test
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
     grads = []
     if backward:
@@ -96,12 +98,10 @@ def test_flex_backward_matches_reference(device: torch.device) -> None:
     with recorded_warnings() as caught:
         try:
             _, grads = _flex(_implementation("compiled"), inputs, device, dtype, backward=True)
-        except Exception as e:  # NotImplementedError, or Dynamo's Unsupported wrapping it under fullgraph
-            if "does not support backward" not in str(e):
-                raise
+        except (NotImplementedError, torch._dynamo.exc.Unsupported) as e:  # Dynamo's Unsupported wraps it (fullgraph)
             said = re.search(r"FlexAttention does not support backward[^'\"\n]*", str(e))
             reason = refusal_reason(NotImplementedError(said.group(0) if said else str(e)), caught)
-            skip_unsupported(f"FlexAttention backward on {device.type}: {reason}")
+            refused(FLEX_BACKWARD, e, f"FlexAttention backward on {device.type}: {reason}")
     for name, grad, ref in zip(("dq", "dk", "dv"), grads, ref_grads, strict=True):
         torch.testing.assert_close(
             grad.double().cpu(), ref, **ATTENTION_GRAD[dtype].kwargs(), msg=lambda m, n=name: f"flex {n}: {m}"

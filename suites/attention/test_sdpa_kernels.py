@@ -7,23 +7,17 @@ run in float64 on the CPU, within ``_support/tolerances.py``'s attention bounds.
 
 Whether a kernel takes these inputs on this device and dtype is itself the compatibility fact: when
 SDPA refuses ("No viable backend ..."), the test skips ``[unsupported]`` with the kernel's own refusal
-reason (the warnings SDPA emits while choosing, then its error). ``overrideable`` is the fused path
-of out-of-tree and XPU backends.
+reason (the warnings SDPA emits while choosing, then its error), unless ``features.toml``'s claims say the
+kernel takes this case on this device: then the refusal fails (``_support/refusals.py``). ``overrideable``
+is the fused path of out-of-tree and XPU backends.
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
-from _support.attention import (
-    CASES,
-    NO_VIABLE_BACKEND,
-    case_reference,
-    recorded_warnings,
-    refusal_reason,
-    run_sdpa,
-)
-from _support.requires import skip_unsupported
+from _support.attention import CASES, case_reference, recorded_warnings, refusal_reason, run_sdpa
+from _support.refusals import refused
 from _support.tolerances import ATTENTION_FORWARD, ATTENTION_GRAD, dtype_name
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -35,6 +29,7 @@ KERNELS = {
     "overrideable": SDPBackend.OVERRIDEABLE,
 }
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+SDPA = "torch.nn.functional.scaled_dot_product_attention"
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -50,9 +45,7 @@ def test_kernel_matches_float64_math(device: torch.device, kernel: str, dtype: t
             with sdpa_kernel(KERNELS[kernel]):
                 out, _ = run_sdpa(inputs, spec, device, dtype, backward=False)
         except RuntimeError as e:
-            if NO_VIABLE_BACKEND not in str(e):
-                raise
-            skip_unsupported(f"{where}: refused: {refusal_reason(e, caught)}")
+            refused(SDPA, e, f"{where}: refused: {refusal_reason(e, caught)}")
     assert out.dtype == dtype and out.shape == ref_out.shape
     torch.testing.assert_close(
         out.double().cpu(), ref_out, **ATTENTION_FORWARD[dtype].kwargs(), msg=lambda m: f"{where}, output: {m}"
@@ -63,7 +56,8 @@ def test_kernel_matches_float64_math(device: torch.device, kernel: str, dtype: t
             with sdpa_kernel(KERNELS[kernel]):
                 _, grads = run_sdpa(inputs, spec, device, dtype, backward=True)
         except NotImplementedError as e:
-            skip_unsupported(f"{where}: forward checked; backward not implemented: {refusal_reason(e, caught)}")
+            # the forward passed above: a backward the table does not list as refused fails
+            refused(f"{SDPA}:backward", e, f"{where}: forward checked; backward: {refusal_reason(e, caught)}")
     for name, grad, ref in zip(("dq", "dk", "dv"), grads, ref_grads, strict=True):
         assert grad is not None and grad.shape == ref.shape, f"{where}: {name} missing or misshapen"
         torch.testing.assert_close(

@@ -1,0 +1,251 @@
+"""Drills (``--drill=MODE``): the failure a backend regression would cause, injected into the APIs the claims name.
+
+While a test the claims cover runs, each API its claims list in ``ops`` is replaced (``monkeypatch``) by one
+that misbehaves on whatever device runs:
+
+* ``refuse``: raises the backend's own refusal for that op (from :data:`_support.refusals.REFUSALS`), else
+  ``NotImplementedError``;
+* ``wrong-values``: floating results (and the outputs of a returned callable or module) are scaled by
+  ``1 + 0.1 * n`` on the n-th call, beyond every tolerance of every dtype, and different on every call so
+  that two calls cannot agree by accident; quantized results are requantized from scaled values;
+* ``fallback``: the op runs elsewhere than the device under test (the CPU under an accelerator, the ``meta``
+  device under the CPU) and hands back tensors on the device under test; ``torch.compile`` hands back the
+  function uncompiled (eager);
+* ``silent-skip``: graph capture falls back to eager without a word: ``torch.compile`` drops
+  ``mode="reduce-overhead"``, graph objects capture nothing and replay nothing.
+
+Under every drill each test of a claimed feature must fail and none may skip as ``[unsupported]``; tests the
+claims do not cover are left alone, so they keep their skips. tests/suites/test_drills.py checks it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from _support import refusals
+
+MODES = ("refuse", "wrong-values", "fallback", "silent-skip")
+OPTION = "--drill"
+GRAPH_APIS = {
+    "torch.accelerator.Graph",
+    "torch.cuda.CUDAGraph",
+    "torch.cuda.graph",
+    "torch.xpu.XPUGraph",
+    "torch.xpu.graph",
+    "torch.cuda.make_graphed_callables",
+}
+
+
+_EXEMPT = [0]
+
+
+@contextlib.contextmanager
+def exempt() -> Iterator[None]:
+    """A reference computation (float64 on the CPU) is not the op under test: drills and watches leave it be."""
+    _EXEMPT[0] += 1
+    try:
+        yield
+    finally:
+        _EXEMPT[0] -= 1
+
+
+def exempted() -> bool:
+    return _EXEMPT[0] > 0
+
+
+def _unless_exempt(real: Any, fake: Any) -> Any:
+    if isinstance(real, type) or isinstance(fake, type):
+        return fake
+
+    @functools.wraps(real)
+    def chosen(*args: Any, **kwargs: Any) -> Any:
+        return (real if exempted() else fake)(*args, **kwargs)
+
+    return chosen
+
+
+def split(dotted: str) -> tuple[Any, str] | None:
+    """The object that holds ``dotted``'s last part and that part's name (submodules imported); None if absent."""
+    parts = dotted.split(":")[0].split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            holder: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:-1]:
+                holder = getattr(holder, name)
+        except AttributeError:
+            return None
+        return (holder, parts[-1]) if hasattr(holder, parts[-1]) else None
+    return None
+
+
+def _map_tensors(value: Any, fn: Callable[[Any], Any]) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # namedtuple (torch.return_types)
+        return type(value)(*(_map_tensors(v, fn) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _map_tensors(v, fn) for k, v in value.items()}
+    return value
+
+
+def _scaled(t: Any, factor: float) -> Any:
+    import torch
+
+    if t.is_quantized:
+        if t.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            return torch.quantize_per_tensor(t.dequantize() * factor, t.q_scale(), t.q_zero_point(), t.dtype)
+        return torch.quantize_per_channel(
+            t.dequantize() * factor, t.q_per_channel_scales(), t.q_per_channel_zero_points(), t.q_per_channel_axis(),
+            t.dtype,
+        )  # fmt: skip
+    if t.is_floating_point() or t.is_complex():
+        with torch.no_grad():
+            return (t.float() * factor).to(t.dtype) if t.element_size() < 2 else t * factor
+    return t
+
+
+def _wrong_values(real: Any) -> Any:
+    import torch
+
+    calls = itertools.count(1)
+
+    def perturb(out: Any) -> Any:
+        factor = 1 + 0.1 * next(calls)
+        if isinstance(out, torch.nn.Module):
+            out.register_forward_hook(lambda module, args, result: _map_tensors(result, lambda t: _scaled(t, factor)))
+            return out
+        if callable(out) and not isinstance(out, torch.Tensor):
+            return functools.wraps(out)(lambda *a, **k: _map_tensors(out(*a, **k), lambda t: _scaled(t, factor)))
+        return _map_tensors(out, lambda t: _scaled(t, factor))
+
+    if isinstance(real, type):  # a class (graph objects): its instances' methods are left alone
+
+        class Drilled(real):  # type: ignore[misc, valid-type]
+            pass
+
+        return Drilled
+
+    @functools.wraps(real)
+    def drilled(*args: Any, **kwargs: Any) -> Any:
+        return perturb(real(*args, **kwargs))
+
+    return drilled
+
+
+def _refuse(op: str, real: Any) -> Any:
+    entry = next((r for r in refusals.REFUSALS if r.op == op and refusals.family() in r.families and r.example), None)
+    errors = {"RuntimeError": RuntimeError, "ValueError": ValueError, "NotImplementedError": NotImplementedError}
+    kind = errors.get(entry.errors[0], NotImplementedError) if entry else NotImplementedError
+    message = entry.example if entry else f"{op} is not implemented for this device (--drill=refuse)"
+
+    def drilled(*args: Any, **kwargs: Any) -> Any:
+        raise kind(message)
+
+    return functools.wraps(real)(drilled) if not isinstance(real, type) else drilled
+
+
+def _elsewhere(device_type: str) -> str:
+    return "meta" if device_type == "cpu" else "cpu"
+
+
+def _fallback(op: str, real: Any, device_type: str) -> Any:
+    import torch
+
+    if op == "torch.compile":
+
+        def eager(model: Any = None, **kwargs: Any) -> Any:
+            return model if model is not None else (lambda fn: fn)
+
+        return eager
+    other = _elsewhere(device_type)
+
+    def there(t: Any) -> Any:
+        return t.to(other) if isinstance(t, torch.Tensor) and t.device.type == device_type else t
+
+    def back(t: Any) -> Any:
+        if t.device.type != "meta":
+            return t.to(device_type)
+        return torch.empty_like(t, device=device_type)  # the meta device computes no values
+
+    @functools.wraps(real)
+    def drilled(*args: Any, **kwargs: Any) -> Any:
+        out = real(*_map_tensors(list(args), there), **_map_tensors(kwargs, there))
+        return _map_tensors(out, back)
+
+    return drilled
+
+
+class _NoCapture:
+    """A graph that captures and replays nothing: the work inside its ``with`` runs once, eagerly."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __enter__(self) -> _NoCapture:
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+def _silent_skip(op: str, real: Any) -> Any:
+    if op == "torch.compile":
+
+        @functools.wraps(real)
+        def no_graphs(model: Any = None, **kwargs: Any) -> Any:
+            if kwargs.get("mode") in ("reduce-overhead", "max-autotune"):
+                kwargs.pop("mode")
+            if kwargs.get("backend") == "cudagraphs":
+                kwargs["backend"] = "aot_eager"
+            return real(model, **kwargs)
+
+        return no_graphs
+    if op in GRAPH_APIS:
+        if op.endswith("make_graphed_callables"):
+            return lambda callables, *a, **k: callables
+        return _NoCapture
+    return real  # not a graph API: nothing to skip
+
+
+def drilled(mode: str, op: str, real: Any, device_type: str) -> Any:
+    """``real`` (the API at ``op``) as ``mode`` breaks it on ``device_type``."""
+    if mode == "refuse":
+        return _refuse(op, real)
+    if mode == "wrong-values":
+        return _wrong_values(real)
+    if mode == "fallback":
+        return _fallback(op, real, device_type)
+    if mode == "silent-skip":
+        return _silent_skip(op, real)
+    raise ValueError(f"unknown drill {mode!r}; one of {MODES}")
+
+
+def install(monkeypatch: pytest.MonkeyPatch, mode: str, ops: set[str], device_type: str) -> list[str]:
+    """Break every API in ``ops`` for the current test; returns those found (an absent API is left absent)."""
+    done = []
+    for op in sorted(ops):
+        found = split(op)
+        if found is None:
+            continue
+        holder, name = found
+        real = getattr(holder, name)
+        monkeypatch.setattr(holder, name, _unless_exempt(real, drilled(mode, op, real, device_type)))
+        done.append(op)
+    return done
