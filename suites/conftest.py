@@ -60,6 +60,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 # ---------------------------------------------------------------- session setup
 def pytest_configure(config: pytest.Config) -> None:
+    drills.ACTIVE[:] = [config.getoption(drills.OPTION)] if config.getoption(drills.OPTION, default=None) else []
     config.addinivalue_line("markers", "perf: performance test; records figures, asserts at most a floor")
     config.addinivalue_line("markers", "timeout(seconds): per-test soft timeout (default $COMPAT_TEST_TIMEOUT or 300)")
     config.addinivalue_line("markers", f"{MEASUREMENT}: records figures and asserts nothing about them on this device")

@@ -118,32 +118,67 @@ def _scaled(t: Any, factor: float) -> Any:
     return t
 
 
+def _in_place(args: tuple[Any, ...], factor: float) -> None:
+    """An op that returns nothing wrote its result into its first argument (a collective): scale that."""
+    import torch
+
+    first = args[0] if args else None
+    targets = first if isinstance(first, (list, tuple)) else [first]
+    with torch.no_grad():
+        for t in targets:
+            if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
+                t.mul_(factor)
+            elif isinstance(t, torch.Tensor) and t.dtype in (torch.int32, torch.int64):
+                t.add_(1)
+
+
 def _wrong_values(real: Any) -> Any:
     import torch
 
     calls = itertools.count(1)
 
-    def perturb(out: Any) -> Any:
+    def perturb(out: Any, args: tuple[Any, ...]) -> Any:
         factor = 1 + 0.1 * next(calls)
         if isinstance(out, torch.nn.Module):
-            out.register_forward_hook(lambda module, args, result: _map_tensors(result, lambda t: _scaled(t, factor)))
+            out.register_forward_hook(lambda module, inputs, result: _map_tensors(result, lambda t: _scaled(t, factor)))
             return out
         if callable(out) and not isinstance(out, torch.Tensor):
             return functools.wraps(out)(lambda *a, **k: _map_tensors(out(*a, **k), lambda t: _scaled(t, factor)))
+        if out is None or type(out).__name__ == "Work":
+            _in_place(args, factor)
+            return out
         return _map_tensors(out, lambda t: _scaled(t, factor))
 
-    if isinstance(real, type):  # a class (graph objects): its instances' methods are left alone
-
-        class Drilled(real):  # type: ignore[misc, valid-type]
-            pass
-
-        return Drilled
+    if isinstance(real, type):
+        return _wrong_class(real)
 
     @functools.wraps(real)
     def drilled(*args: Any, **kwargs: Any) -> Any:
-        return perturb(real(*args, **kwargs))
+        return perturb(real(*args, **kwargs), args)
 
     return drilled
+
+
+def _wrong_class(real: type) -> type:
+    """A class API (torch.autocast, GradScaler, graph objects) that does its job wrongly: a context manager that
+    should lower precision keeps float32, and a loss scale comes back negated (gradient ascent)."""
+    import inspect
+
+    takes_enabled = "enabled" in inspect.signature(real.__init__).parameters
+
+    class Drilled(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            if takes_enabled and hasattr(real, "__enter__"):
+                kwargs["enabled"] = False
+            super().__init__(*args, **kwargs)
+
+        if hasattr(real, "scale") and callable(real.scale):
+
+            def scale(self, outputs: Any) -> Any:  # type: ignore[override]
+                return _map_tensors(super().scale(outputs), lambda t: -t)
+
+    Drilled.__name__ = Drilled.__qualname__ = real.__name__
+    return Drilled
 
 
 def _refuse(op: str, real: Any) -> Any:
@@ -237,8 +272,51 @@ def drilled(mode: str, op: str, real: Any, device_type: str) -> Any:
     raise ValueError(f"unknown drill {mode!r}; one of {MODES}")
 
 
+ENV = "COMPAT_DRILL"  # "<mode>|<device type>|<op>,<op>...": how the drill reaches the ranks a test starts
+
+
+def env_value(mode: str, ops: set[str], device_type: str) -> str:
+    return f"{mode}|{device_type}|{','.join(sorted(ops))}"
+
+
+ACTIVE: list[str] = []  # the session's --drill mode (conftest sets it)
+
+
+def rank_env(feature: str) -> dict[str, str]:
+    """``COMPAT_DRILL`` for the ranks of ``feature``'s group (started by a module fixture, before any test's own
+    fixtures run): the ops of the claims covering that feature on this device."""
+    from _support import claims
+    from _support import env as _env
+
+    if not ACTIVE:
+        return {}
+    dev = claims.device()
+    ops = {op for c in claims.load() if c.feature == feature and c.covers_device(dev) for op in c.ops}
+    return {ENV: env_value(ACTIVE[0], ops, _env.get().device_type)} if ops else {}
+
+
+def install_from_env() -> list[str]:
+    """In a process a test started (a distributed rank): break the ops the test's drill names, for good."""
+    import os
+
+    raw = os.environ.get(ENV, "")
+    if not raw:
+        return []
+    mode, device_type, ops = raw.split("|", 2)
+    done = []
+    for op in sorted(filter(None, ops.split(","))):
+        found = split(op)
+        if found is not None:
+            holder, name = found
+            setattr(holder, name, drilled(mode, op, getattr(holder, name), device_type))
+            done.append(op)
+    return done
+
+
 def install(monkeypatch: pytest.MonkeyPatch, mode: str, ops: set[str], device_type: str) -> list[str]:
-    """Break every API in ``ops`` for the current test; returns those found (an absent API is left absent)."""
+    """Break every API in ``ops`` for the current test (and the processes it starts, through ``COMPAT_DRILL``);
+    returns those found (an absent API is left absent)."""
+    monkeypatch.setenv(ENV, env_value(mode, ops, device_type))
     done = []
     for op in sorted(ops):
         found = split(op)

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _support import drills
 from _support import env as _env
 from _support.requires import HARDWARE, UNSUPPORTED, Requirement
 
@@ -140,7 +141,7 @@ def run_ranks(
     workdir.mkdir(parents=True, exist_ok=True)
     store = workdir / "filestore"
     store.unlink(missing_ok=True)
-    child_env = rank_env(env)
+    child_env = rank_env({**drills.rank_env(program.parent.name), **(env or {})})
     outcome = GroupOutcome()
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[Path] = []
