@@ -176,8 +176,14 @@ def test_every_feature_claims_where_it_works(feature: str) -> None:
     for claim in claims:
         assert all(op.startswith("torch") for op in claim.ops), f"{feature}: ops {claim.ops}"
         for glob in claim.tests:
-            path, sep, _ = glob.partition("::")
-            assert sep and any(fnmatch.fnmatchcase(f, path) for f in files), f"{feature}: tests {glob!r} names no file"
+            path, sep, name = glob.partition("::")
+            matched = [f for f in files if fnmatch.fnmatchcase(f, path)]
+            assert sep and matched, f"{feature}: tests {glob!r} names no file"
+            function = name.partition("[")[0]
+            defined = "\n".join((SUITES / f).read_text(encoding="utf-8") for f in matched)
+            assert any(
+                fnmatch.fnmatchcase(d, function) for d in re.findall(r"^def (test_\w+)", defined, re.MULTILINE)
+            ), f"{feature}: tests {glob!r} names no test function"
 
 
 def test_claims_are_validated() -> None:
