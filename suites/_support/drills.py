@@ -105,16 +105,17 @@ def _map_tensors(value: Any, fn: Callable[[Any], Any]) -> Any:
 def _scaled(t: Any, factor: float) -> Any:
     import torch
 
+    offset = factor - 1  # scaled and shifted: a zero result changes too
     if t.is_quantized:
+        wrong = t.dequantize() * factor + offset
         if t.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
-            return torch.quantize_per_tensor(t.dequantize() * factor, t.q_scale(), t.q_zero_point(), t.dtype)
+            return torch.quantize_per_tensor(wrong, t.q_scale(), t.q_zero_point(), t.dtype)
         return torch.quantize_per_channel(
-            t.dequantize() * factor, t.q_per_channel_scales(), t.q_per_channel_zero_points(), t.q_per_channel_axis(),
-            t.dtype,
-        )  # fmt: skip
+            wrong, t.q_per_channel_scales(), t.q_per_channel_zero_points(), t.q_per_channel_axis(), t.dtype
+        )
     if t.is_floating_point() or t.is_complex():
         with torch.no_grad():
-            return (t.float() * factor).to(t.dtype) if t.element_size() < 2 else t * factor
+            return (t.float() * factor + offset).to(t.dtype) if t.element_size() < 2 else t * factor + offset
     return t
 
 
@@ -127,7 +128,7 @@ def _in_place(args: tuple[Any, ...], factor: float) -> None:
     with torch.no_grad():
         for t in targets:
             if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
-                t.mul_(factor)
+                t.mul_(factor).add_(factor - 1)
             elif isinstance(t, torch.Tensor) and t.dtype in (torch.int32, torch.int64):
                 t.add_(1)
 
@@ -160,9 +161,12 @@ def _wrong_values(real: Any) -> Any:
 
 
 def _wrong_class(real: type) -> type:
-    """A class API (torch.autocast, GradScaler, graph objects) that does its job wrongly: a context manager that
-    should lower precision keeps float32, and a loss scale comes back negated (gradient ascent)."""
+    """A class API (torch.autocast, GradScaler, a sparsifier) that does its job wrongly: a context manager that
+    should lower precision keeps float32, a loss scale comes back negated (gradient ascent), a sparsity mask keeps
+    the weights it should drop."""
     import inspect
+
+    import torch
 
     takes_enabled = "enabled" in inspect.signature(real.__init__).parameters
 
@@ -171,6 +175,14 @@ def _wrong_class(real: type) -> type:
             if takes_enabled and hasattr(real, "__enter__"):
                 kwargs["enabled"] = False
             super().__init__(*args, **kwargs)
+
+        if hasattr(real, "update_mask") and callable(real.update_mask):
+
+            def update_mask(self, module: Any, tensor_name: str, *args: Any, **kwargs: Any) -> Any:
+                out = super().update_mask(module, tensor_name, *args, **kwargs)
+                mask = getattr(module.parametrizations, tensor_name)[0].mask  # a sparsifier keeps the wrong weights
+                mask.data = ~mask.data if mask.dtype == torch.bool else 1 - mask.data
+                return out
 
         if hasattr(real, "scale") and callable(real.scale):
 

@@ -83,7 +83,12 @@ class OfflineHub:
         monkeypatch.setattr(builtins, "input", fake_input)
 
     def load(self, repo: str = f"{REPO}:{REF}", **kw: object) -> torch.nn.Module:
-        return hub.load(repo, "tiny", skip_validation=True, verbose=False, **kw)
+        model = hub.load(repo, "tiny", skip_validation=True, verbose=False, **kw)
+        x = torch.arange(3.0).reshape(1, 3)
+        with torch.no_grad():  # the entrypoint's model, working: its output is what its own weights say
+            want = x @ model.weight.t() + model.bias
+            assert torch.equal(model(x), want), "the model torch.hub.load returned does not compute x @ W.T + b"
+        return model
 
 
 @pytest.fixture
