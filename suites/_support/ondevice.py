@@ -1,12 +1,12 @@
 """The ops the claims name ran where the test put them, not on a fallback that hands back device tensors.
 
 While a claimed test runs, each eager op its claims name (linear algebra, SDPA, scaled_mm, quantize, 2:4
-conversion) is wrapped: its aten calls are watched with a ``TorchDispatchMode`` and every tensor they touch
-must be on the device under test (a computation on the CPU or the ``meta`` device fails the test, with the
-aten op and where it ran). On an accelerator the first call of each op is also profiled, and the profiler
-must show a kernel on the device (``DeviceType.CUDA`` / ``XPU`` events), which catches a fallback inside a
-kernel that copies to the host and back. ``torch.compile`` must hand back a Dynamo-optimized callable (an
-uncompiled one is an eager fallback).
+conversion) is wrapped: its aten calls are watched with a ``TorchDispatchMode``, and every tensor the op's own
+kernels touch (``aten::_linalg_eigh`` for ``torch.linalg.eigh``: :data:`KERNELS`) must be on the device under
+test (a computation on the CPU or the ``meta`` device fails the test, with the aten op and where it ran). On an
+accelerator the first call of each op is also profiled, and the profiler must show a kernel on the device
+(``DeviceType.CUDA`` / ``XPU`` events), which catches a fallback inside a kernel that copies to the host and back.
+``torch.compile`` must hand back a Dynamo-optimized callable (an uncompiled one is an eager fallback).
 """
 
 from __future__ import annotations
@@ -27,15 +27,24 @@ EAGER_PREFIXES = (
     "torch.sparse.to_sparse_semi_structured",
 )
 # aten ops that move data between devices: allowed to touch another device
-MOVES = frozenset(
-    {"aten::_to_copy", "aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize", "aten::lift_fresh"}
-)
+LARGE = 1024  # elements: a host-side helper tensor (a batch's info codes, a 0-dim scalar) is smaller
+# The aten ops that do each claimed op's work (helpers such as an info tensor's error check are not watched: a
+# kernel may legitimately read those on the host). Default: the op's own name ("eigh" for torch.linalg.eigh).
+KERNELS = {
+    "torch.nn.functional.scaled_dot_product_attention": "scaled_dot_product",
+    "torch.nn.functional.scaled_mm": "scaled_mm",
+    "torch.sparse.to_sparse_semi_structured": "cslt|sparse_semi_structured|_to_sparse",
+}
 
 
 def _watch(op: str, real: Any, device_type: str, profiled: set[str]) -> Any:
+    import re
+
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
+
+    kernel = re.compile(KERNELS.get(op, re.escape(op.rsplit(".", 1)[-1])))
 
     class Where(TorchDispatchMode):
         def __init__(self) -> None:
@@ -44,12 +53,13 @@ def _watch(op: str, real: Any, device_type: str, profiled: set[str]) -> Any:
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             name = func.name() if hasattr(func, "name") else str(func)  # "aten::_linalg_eigh"
-            if name not in MOVES:
-                for t in tree_leaves((args, kwargs or {})):
-                    scalar = isinstance(t, torch.Tensor) and t.dim() == 0 and t.device.type == "cpu"
-                    if isinstance(t, torch.Tensor) and t.device.type != device_type and not scalar:
-                        self.elsewhere.append(f"{name} on {t.device.type}")
-                        break
+            for t in tree_leaves((args, kwargs or {})):
+                if not isinstance(t, torch.Tensor) or t.device.type == device_type:
+                    continue
+                # the op's own kernel anywhere else, the meta device (no values at all), or data-sized work
+                if kernel.search(name) or t.device.type == "meta" or t.numel() >= LARGE:
+                    self.elsewhere.append(f"{name} on {t.device.type}")
+                    break
             return func(*args, **(kwargs or {}))
 
     @functools.wraps(real)

@@ -168,3 +168,21 @@ def test_silent_skip_drill_fails_the_graph_check_of_a_claimed_gpu(tmp_path: Path
     assert plain.claimed and plain.message.startswith("[hardware]"), plain
     drilled = run([COMPILED_GRAPHS], tmp_path, "silent-skip", fake="cuda:9.0")[COMPILED_GRAPHS]
     assert drilled.outcome == "failed" and "recorded no skip" in drilled.message, drilled
+
+
+def test_a_gpu_cell_without_its_gpu_stops_at_once(tmp_path: Path) -> None:
+    """The harness planned a CUDA cell (COMPAT_EXPECT_DEVICE=cuda) and torch sees only the CPU: no test runs, and
+    pytest exits 3 (the cell's infra-error) naming both, instead of a column of [hardware] skips."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "PYTEST_"))}
+    test = "linalg/test_eigh.py::test_eigh_uplo_reads_only_one_triangle"
+    argv = [sys.executable, "-m", "pytest", test, "-p", "no:cacheprovider", "-q"]
+    done = subprocess.run(
+        argv, cwd=SUITES, env={**env, "COMPAT_EXPECT_DEVICE": "cuda"}, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    said = done.stdout + done.stderr
+    assert "COMPAT_EXPECT_DEVICE=cuda" in said and "sees cpu" in said and "passed" not in said, said[-2000:]
+    same = subprocess.run(
+        argv, cwd=SUITES, env={**env, "COMPAT_EXPECT_DEVICE": "cpu"}, capture_output=True, text=True, timeout=300
+    )
+    assert same.returncode == 0, same.stdout[-2000:]
