@@ -212,12 +212,12 @@ def _elsewhere(device_type: str) -> str:
 def _fallback(op: str, real: Any, device_type: str) -> Any:
     import torch
 
-    if op == "torch.compile":
+    if op in ("torch.compile", "torch.jit.script", "torch.jit.trace"):
 
-        def eager(model: Any = None, **kwargs: Any) -> Any:
+        def uncompiled(model: Any = None, *args: Any, **kwargs: Any) -> Any:
             return model if model is not None else (lambda fn: fn)
 
-        return eager
+        return uncompiled
     other = _elsewhere(device_type)
 
     def there(t: Any) -> Any:
@@ -226,14 +226,50 @@ def _fallback(op: str, real: Any, device_type: str) -> Any:
     def back(t: Any) -> Any:
         if t.device.type != "meta":
             return t.to(device_type)
-        return torch.empty_like(t, device=device_type)  # the meta device computes no values
+        # the meta device computes no values: what comes back is NaN (or zero), never the right answer
+        if t.is_floating_point() or t.is_complex():
+            return torch.full_like(t, float("nan"), device=device_type)
+        return torch.zeros_like(t, device=device_type)
+
+    if isinstance(real, type):
+        return _fallback_class(real, device_type, other, there, back)
 
     @functools.wraps(real)
     def drilled(*args: Any, **kwargs: Any) -> Any:
-        out = real(*_map_tensors(list(args), there), **_map_tensors(kwargs, there))
+        moved = _map_tensors(list(args), there)
+        out = real(*moved, **_map_tensors(kwargs, there))
+        if isinstance(out, torch.nn.Module):
+            return out.to(other)  # the model comes back living elsewhere
+        if out is None and moved and isinstance(moved[0], torch.Tensor):  # in place (a collective): copied back
+            with torch.no_grad():
+                args[0].copy_(back(moved[0]))
         return _map_tensors(out, back)
 
     return drilled
+
+
+def _fallback_class(real: type, device_type: str, other: str, there: Any, back: Any) -> type:
+    """A class API that works for another device: its device argument swapped (``torch.autocast("cpu")`` on a GPU,
+    ``"meta"`` on the CPU); a sparsifier's masks computed elsewhere."""
+
+    class Drilled(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            args = tuple(other if a == device_type else a for a in args)
+            kwargs = {
+                k: (other if k in ("device", "device_type") and v == device_type else v) for k, v in kwargs.items()
+            }
+            super().__init__(*args, **kwargs)
+
+        if hasattr(real, "update_mask") and callable(real.update_mask):
+
+            def update_mask(self, module: Any, tensor_name: str, *args: Any, **kwargs: Any) -> Any:
+                out = super().update_mask(module, tensor_name, *args, **kwargs)
+                mask = getattr(module.parametrizations, tensor_name)[0].mask
+                mask.data = back(there(mask.data))
+                return out
+
+    Drilled.__name__ = Drilled.__qualname__ = real.__name__
+    return Drilled
 
 
 class _NoCapture:
@@ -294,34 +330,47 @@ def env_value(mode: str, ops: set[str], device_type: str) -> str:
 ACTIVE: list[str] = []  # the session's --drill mode (conftest sets it)
 
 
+WATCH_ENV = "COMPAT_WATCH"  # "<device type>|<op>,<op>...": the claimed ops a rank watches (_support.ondevice)
+
+
 def rank_env(feature: str) -> dict[str, str]:
-    """``COMPAT_DRILL`` for the ranks of ``feature``'s group (started by a module fixture, before any test's own
-    fixtures run): the ops of the claims covering that feature on this device."""
+    """What the ranks of ``feature``'s group (started by a module fixture, before any test's own fixtures run)
+    need: the claimed ops to watch and, under ``--drill``, to break."""
     from _support import claims
     from _support import env as _env
 
-    if not ACTIVE:
-        return {}
     dev = claims.device()
     ops = {op for c in claims.load() if c.feature == feature and c.covers_device(dev) for op in c.ops}
-    return {ENV: env_value(ACTIVE[0], ops, _env.get().device_type)} if ops else {}
+    if not ops:
+        return {}
+    device_type = _env.get().device_type
+    found = {WATCH_ENV: f"{device_type}|{','.join(sorted(ops))}"}
+    if ACTIVE:
+        found[ENV] = env_value(ACTIVE[0], ops, device_type)
+    return found
 
 
 def install_from_env() -> list[str]:
-    """In a process a test started (a distributed rank): break the ops the test's drill names, for good."""
+    """In a process a test started (a distributed rank): break the ops the test's drill names, then watch the
+    claimed ops run on the device (_support.ondevice), for good."""
     import os
 
-    raw = os.environ.get(ENV, "")
-    if not raw:
-        return []
-    mode, device_type, ops = raw.split("|", 2)
+    from _support import ondevice
+
     done = []
-    for op in sorted(filter(None, ops.split(","))):
-        found = split(op)
-        if found is not None:
-            holder, name = found
-            setattr(holder, name, drilled(mode, op, getattr(holder, name), device_type))
-            done.append(op)
+    raw = os.environ.get(ENV, "")
+    if raw:
+        mode, device_type, ops = raw.split("|", 2)
+        for op in sorted(filter(None, ops.split(","))):
+            found = split(op)
+            if found is not None:
+                holder, name = found
+                setattr(holder, name, drilled(mode, op, getattr(holder, name), device_type))
+                done.append(op)
+    watch = os.environ.get(WATCH_ENV, "")
+    if watch:
+        device_type, ops = watch.split("|", 1)
+        ondevice.install(None, set(filter(None, ops.split(","))), device_type)
     return done
 
 

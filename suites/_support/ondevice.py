@@ -25,6 +25,7 @@ EAGER_PREFIXES = (
     "torch._scaled_mm",
     "torch.quantize_per_",
     "torch.sparse.to_sparse_semi_structured",
+    "torch.distributed.",
 )
 # aten ops that move data between devices: allowed to touch another device
 LARGE = 1024  # elements: a host-side helper tensor (a batch's info codes, a 0-dim scalar) is smaller
@@ -96,8 +97,8 @@ def _profiled(real: Any, device_type: str, args: Any, kwargs: Any, where: Any) -
     return out, sum(1 for e in prof.events() if e.device_type == kind)
 
 
-def install(monkeypatch: pytest.MonkeyPatch, ops: set[str], device_type: str) -> list[str]:
-    """Watch every eager op of ``ops`` for the current test."""
+def install(monkeypatch: pytest.MonkeyPatch | None, ops: set[str], device_type: str) -> list[str]:
+    """Watch every eager op of ``ops`` for the current test (without ``monkeypatch``: for good, in a rank)."""
     profiled: set[str] = set()
     done = []
     for op in sorted(o for o in ops if o.startswith(EAGER_PREFIXES)):
@@ -105,7 +106,11 @@ def install(monkeypatch: pytest.MonkeyPatch, ops: set[str], device_type: str) ->
         if found is None:
             continue
         holder, name = found
-        monkeypatch.setattr(holder, name, _watch(op, getattr(holder, name), device_type, profiled))
+        watched = _watch(op, getattr(holder, name), device_type, profiled)
+        if monkeypatch is None:
+            setattr(holder, name, watched)
+        else:
+            monkeypatch.setattr(holder, name, watched)
         done.append(op)
     return done
 
