@@ -121,7 +121,8 @@ def test_check_prompts_and_yes_loads_and_records(offline_hub: OfflineHub, monkey
     offline_hub.answer(monkeypatch, answer)
     model = offline_hub.load()
     assert isinstance(model, torch.nn.Linear) and model.in_features == 3
-    assert len(offline_hub.prompts) == 1 and PROMPT in offline_hub.prompts[0]
+    shown = len(offline_hub.prompts)
+    assert shown == 1 and PROMPT in offline_hub.prompts[0], f"the trust prompt was shown {shown} time(s), want once"
     assert "someowner_somerepo" in offline_hub.prompts[0]
     assert offline_hub.trusted == ["someowner_somerepo"]
     assert offline_hub.code_ran

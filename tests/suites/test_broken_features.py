@@ -82,7 +82,7 @@ BREAKAGES = {
     "linalg-eigh": Breakage(
         "eigh-eigenvalues-drift",
         "linalg/test_eigh.py::test_eigh_accuracy_and_ordering[float32-single]",
-        "eigenvalue error vs float64 reference",
+        "'residual'",
     ),
     "linalg-svd": Breakage(
         "svd-loses-singular-value", "linalg/test_svd.py::test_svd_accuracy_and_ordering[float64-batched]", "limit"
@@ -93,7 +93,7 @@ BREAKAGES = {
     "hub": Breakage(
         "hub-trusts-without-asking",
         "hub/test_hub_trust.py::test_check_prompts_and_yes_loads_and_records[y]",
-        "assert 0 == 1",
+        "the trust prompt was shown 0 time(s)",
     ),
     "sparsity": Breakage(
         "sparsifier-keeps-smallest",
