@@ -180,7 +180,7 @@ def _tf32_off() -> None:
 def _claims_and_drills(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The claims covering this test: refusals fail under them, their ops are watched and, under --drill, broken."""
     found = getattr(request.node, "_compat_claims", [])
-    claims_mod.set_current(found)
+    claims_mod.set_current(found)  # again: pytest_runtest_setup set them before the module fixtures
     if found:
         ops = {op for c in found for op in c.ops}
         device_type = compat_env_mod.get().device_type
@@ -260,6 +260,8 @@ def _can_alarm() -> bool:
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    # the claims covering this test, before any fixture runs (a module fixture starts a group's ranks)
+    claims_mod.set_current(getattr(item, "_compat_claims", []))
     # tests skipped by a mark never run fixtures: give them their properties here
     recorded = {k for k, _ in item.user_properties}
     item.user_properties.extend(p for p in _base_properties(item) if p[0] not in recorded)
