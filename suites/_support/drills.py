@@ -334,13 +334,13 @@ WATCH_ENV = "COMPAT_WATCH"  # "<device type>|<op>,<op>...": the claimed ops a ra
 
 
 def rank_env(feature: str) -> dict[str, str]:
-    """What the ranks of ``feature``'s group (started by a module fixture, before any test's own fixtures run)
-    need: the claimed ops to watch and, under ``--drill``, to break."""
+    """What the ranks of ``feature``'s shared group (``multiproc.run_ranks_once``, started by a module fixture before
+    any test's own fixtures run) need: the claimed ops to watch and, under ``--drill``, to break."""
     from _support import claims
     from _support import env as _env
 
-    # the claims of the test being set up (conftest sets them before its fixtures, the group's included)
-    ops = {op for c in claims.current() if c.feature == feature for op in c.ops}
+    dev = claims.device()
+    ops = {op for c in claims.load() if c.feature == feature and c.covers_device(dev) for op in c.ops}
     if not ops:
         return {}
     device_type = _env.get().device_type
