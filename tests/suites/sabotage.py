@@ -15,21 +15,20 @@ MODE_ENV = "COMPAT_SABOTAGE"
 
 
 def _compile_returns_garbage() -> None:
-    """torch.compile hands back a callable whose outputs are 1% off (no Inductor involved)."""
+    """torch.compile compiles, and the compiled callable's outputs come back 1% off (a miscompile: the suites'
+    check that torch.compile hands back a compiled callable still passes, the value check must catch it)."""
+    import functools
+
     import torch
 
-    class Garbage(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
+    real = torch.compile
 
-        def forward(self, *args, **kwargs):
-            return self.inner(*args, **kwargs) * 1.01
-
-    def compile(model, *args, **kwargs):
-        if isinstance(model, torch.nn.Module):
-            return Garbage(model)
-        return lambda *a, **k: model(*a, **k) * 1.01
+    def compile(model=None, **kwargs):
+        compiled = real(model, **kwargs)
+        if isinstance(compiled, torch.nn.Module):
+            compiled.register_forward_hook(lambda module, args, out: out * 1.01)
+            return compiled
+        return functools.wraps(compiled)(lambda *a, **k: compiled(*a, **k) * 1.01)
 
     torch.compile = compile
 
