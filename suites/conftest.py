@@ -5,10 +5,16 @@
 * records ``feature``, ``backend`` and ``device`` properties on every test, and ``scope`` =
   ``measurement`` on tests marked ``measurement`` (figures only: the harness never counts them as passes);
 * applies the known issues of ``expectations/*.toml`` that match the build and device that ran, as
-  non-strict xfails;
+  strict xfails limited to the exceptions each entry ``raises``;
 * a soft per-test timeout (``COMPAT_TEST_TIMEOUT``, ``@pytest.mark.timeout(s)``);
 * blocks network access in every test;
-* isolates the Inductor cache per session.
+* isolates the Inductor cache per session;
+* support claims (``[[features.<id>.claims]]`` in ``features.toml``): records ``claim`` on every test they
+  cover on this device, lets ``_support.refusals`` fail a refusal there, watches the claimed ops run on the
+  device (``_support.ondevice``) and, with ``--drill=MODE``, breaks them (``_support.drills``);
+* fails the session at once when torch cannot see the device the harness planned the cell for
+  (``COMPAT_EXPECT_DEVICE``);
+* pins TF32 off: the float32 bounds assume full float32 matmuls and convolutions.
 """
 
 from __future__ import annotations
@@ -30,17 +36,31 @@ SUITES_DIR = Path(__file__).resolve().parent
 if str(SUITES_DIR) not in sys.path:  # pytest.ini has pythonpath = . ; this covers -c/--rootdir runs too
     sys.path.insert(0, str(SUITES_DIR))
 
+from _support import claims as claims_mod  # noqa: E402
+from _support import drills, expectations, ondevice  # noqa: E402
 from _support import env as compat_env_mod  # noqa: E402
-from _support import expectations  # noqa: E402
 
 EXPECTATIONS_DIR = SUITES_DIR / "expectations"
 DEFAULT_TIMEOUT_S = 300.0
 NETWORK_ERROR = "network access is disabled in the suites"
 MEASUREMENT = "measurement"  # marker and scope of tests that only record figures
+# The device family the harness planned this cell for (cpu, cuda, rocm, xpu): harness/run/pytest_command.py.
+EXPECT_DEVICE_ENV = "COMPAT_EXPECT_DEVICE"
+EXPECT_DEVICE_EXIT = 3  # pytest's INTERNAL_ERROR: no test result of this session could be trusted
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        drills.OPTION,
+        choices=drills.MODES,
+        default=None,
+        help="break the APIs the support claims name, as a backend regression would (suites/_support/drills.py)",
+    )
 
 
 # ---------------------------------------------------------------- session setup
 def pytest_configure(config: pytest.Config) -> None:
+    drills.ACTIVE[:] = [config.getoption(drills.OPTION)] if config.getoption(drills.OPTION, default=None) else []
     config.addinivalue_line("markers", "perf: performance test; records figures, asserts at most a floor")
     config.addinivalue_line("markers", "timeout(seconds): per-test soft timeout (default $COMPAT_TEST_TIMEOUT or 300)")
     config.addinivalue_line("markers", f"{MEASUREMENT}: records figures and asserts nothing about them on this device")
@@ -58,6 +78,21 @@ def pytest_configure(config: pytest.Config) -> None:
         cache = tempfile.mkdtemp(prefix="compat-inductor-")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
         config._compat_inductor_cache = cache  # type: ignore[attr-defined]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A GPU column whose torch sees no such device would report every device test as [hardware]: stop."""
+    expected = os.environ.get(EXPECT_DEVICE_ENV, "").strip()
+    if not expected or expected == "cpu":
+        return
+    e = compat_env_mod.get()
+    if e.device_kind != expected:
+        pytest.exit(
+            f"{EXPECT_DEVICE_ENV}={expected}: the cell was planned for a {expected} device, but torch "
+            f"{e.info['torch']['version']} sees {e.device_kind} ({e.device_label}; probe errors: "
+            f"{e.info['errors'] or 'none'})",
+            returncode=EXPECT_DEVICE_EXIT,
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -130,6 +165,35 @@ def _compat_properties(request: pytest.FixtureRequest, record_property: Any) -> 
             record_property(key, value)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _tf32_off() -> None:
+    """Full float32 matmuls and convolutions: every float32 bound in the suites assumes them (TF32 keeps
+    10 mantissa bits, about 1e-3 relative, which is far outside attention's 2e-5 float32 bound)."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+
+
+@pytest.fixture(autouse=True)
+def _claims_and_drills(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The claims covering this test: refusals fail under them, their ops are watched and, under --drill, broken."""
+    found = getattr(request.node, "_compat_claims", [])
+    claims_mod.set_current(found)  # again: pytest_runtest_setup set them before the module fixtures
+    if found:
+        ops = {op for c in found for op in c.ops}
+        device_type = compat_env_mod.get().device_type
+        mode = request.config.getoption(drills.OPTION, default=None)
+        if mode:
+            drills.install(monkeypatch, mode, ops, device_type)
+        ondevice.install(monkeypatch, ops, device_type)
+        if "torch.compile" in ops:
+            ondevice.compile_guard(monkeypatch, suite_node_id(request.node))
+    yield
+    claims_mod.set_current([])
+
+
 @pytest.fixture(autouse=True)
 def _seed() -> None:
     import torch
@@ -196,6 +260,8 @@ def _can_alarm() -> bool:
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    # the claims covering this test, before any fixture runs (a module fixture starts a group's ranks)
+    claims_mod.set_current(getattr(item, "_compat_claims", []))
     # tests skipped by a mark never run fixtures: give them their properties here
     recorded = {k for k, _ in item.user_properties}
     item.user_properties.extend(p for p in _base_properties(item) if p[0] not in recorded)
@@ -276,10 +342,37 @@ def run_context() -> expectations.RunContext:
     )
 
 
+def _record_claims(items: list[pytest.Item]) -> None:
+    """``claim`` on every test a support claim covers on this device (or on ``COMPAT_FAKE_CLAIM``'s)."""
+    try:
+        dev = claims_mod.device()
+        for item in items:
+            found = claims_mod.claims_for(suite_node_id(item), dev)
+            item._compat_claims = found  # type: ignore[attr-defined]
+            if found:
+                fake = f" (fake: {claims_mod.FAKE_CLAIM_ENV})" if dev.fake else ""
+                item.user_properties.append(("claim", "; ".join(c.label for c in found) + fake))
+    except claims_mod.ClaimsError as e:
+        raise pytest.UsageError(f"suites/features.toml: {e}") from None
+
+
+def _exception(name: str) -> type[BaseException]:
+    """An exception class by name: a builtin (``KeyError``) or a dotted path (``torch._inductor.exc.InductorError``)."""
+    import builtins
+    import importlib
+
+    module, _, attr = name.rpartition(".")
+    found = getattr(importlib.import_module(module), attr, None) if module else getattr(builtins, name, None)
+    if not (isinstance(found, type) and issubclass(found, BaseException)):
+        raise pytest.UsageError(f"expectations: raises = {name!r} is not an exception class")
+    return found
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     global _EXPECTATIONS_ERROR
     _deselect_other_backends(config, items)
     _record_measurement_scope(items)
+    _record_claims(items)
     try:
         known = expectations.applicable(expectations.load(EXPECTATIONS_DIR), run_context())
     except expectations.ExpectationsError as e:
@@ -290,7 +383,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         node = suite_node_id(item)
         for issue in expectations.match(known, node):
-            item.add_marker(pytest.mark.xfail(strict=False, reason=issue.xfail_reason))
+            raises = tuple(_exception(name) for name in issue.raises)
+            item.add_marker(pytest.mark.xfail(strict=True, raises=raises, reason=issue.xfail_reason))
 
 
 @pytest.fixture(autouse=True)

@@ -303,7 +303,10 @@ def _run(
             log.write(f"health gate: {message}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=message)
         workers = resolve_workers(opts.workers, backend, fresh)
-        env = run_env(launcher, backend, extra_env=opts.env, workers=workers, env_probe=fresh, **settings)
+        cpu_only = manifest.variant == CPU_ONLY
+        env = run_env(
+            launcher, backend, extra_env=opts.env, workers=workers, env_probe=fresh, cpu_only=cpu_only, **settings
+        )
         argv = pytest_argv(launcher, workers, opts.pytest_args, opts.tests)
         planned = dataclasses.replace(manifest.planned or Planned(), workers=workers, command=tuple(argv))
         manifest = _update(cell, manifest, planned=planned)

@@ -60,6 +60,7 @@ def pytest_argv(launcher: Launcher, workers: int, extra: tuple[str, ...], tests:
 # the column) is the whole configuration. A PYTEST_ADDOPTS of `-x` or `-k` in a shell would otherwise
 # change the verdict unseen. RunOptions.env (the API's extra environment) still passes them on purpose.
 PYTEST_CONFIG_ENV: Final = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+EXPECT_DEVICE_ENV: Final = "COMPAT_EXPECT_DEVICE"
 
 
 def run_env(
@@ -71,8 +72,10 @@ def run_env(
     extra_env: dict[str, str],
     workers: int,
     env_probe: Probe | None,
+    cpu_only: bool = False,
 ) -> dict[str, str]:
-    """The suites' environment: the cell plugin on PYTHONPATH, the backend, the timeouts, no secrets."""
+    """The suites' environment: the cell plugin on PYTHONPATH, the backend, the device the cell was planned
+    for (`cpu` for a CPU-only cell), the timeouts, no secrets."""
     base = redact_env(dict(os.environ)) if launcher.mode == "native" else {}
     for name in PYTEST_CONFIG_ENV:
         base.pop(name, None)
@@ -80,6 +83,8 @@ def run_env(
         **base,
         "COMPAT_CELL_DIR": launcher.cell_path,
         "COMPAT_BACKEND": backend.id,
+        # the suites stop at once (pytest exit 3: infra-error) when torch cannot see this device kind
+        EXPECT_DEVICE_ENV: "cpu" if cpu_only or not backend.needs_device else backend.family,
         "COMPAT_TEST_TIMEOUT": str(int(test_timeout)),
         "COMPAT_HARD_TIMEOUT": f"{test_timeout + hard_timeout_grace:g}",
         "PYTHONPATH": os.pathsep.join(p for p in (launcher.plugin_path, base.get("PYTHONPATH")) if p),

@@ -14,10 +14,14 @@ harness's column label)::
     device_name = ["*A770*"]  # optional: fnmatch globs over the device's name (the probe's devices[0])
     python = ">=3.15"         # optional: a bound on the Python version (>=, >, <=, <, ==; major.minor)
     since = "2.13"            # optional: the torch release the issue appeared in (numeric comparison)
+    until = "2.15"            # optional: the first torch release without it (the entry stops applying there)
+    raises = ["RuntimeError"] # required: the exception(s) the issue raises (builtins or dotted paths)
 
 A CUDA wheel on a host without a GPU runs on ``cpu``: an entry with ``device = "cuda"`` does not apply
-there. conftest applies every matching entry as a non-strict xfail whose reason starts with
-``[known-issue <link>]``, so a fix (in a later release, on another device) shows as XPASS.
+there. conftest applies every matching entry as a **strict** xfail with ``raises=`` the entry's exceptions
+and a reason that starts with ``[known-issue <link>]``: any other error is a plain failure, and a pass where
+the entry applies (the issue fixed, or the entry scoped too wide) fails as XPASS(strict) until the entry is
+narrowed (``until``, ``device_name``, ``variants``).
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-REQUIRED_KEYS = ("test", "link", "reason")
-OPTIONAL_KEYS = ("variants", "device", "device_name", "python", "since")
+REQUIRED_KEYS = ("test", "link", "reason", "raises")
+OPTIONAL_KEYS = ("variants", "device", "device_name", "python", "since", "until")
+_EXCEPTION_NAME = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*")
 ALLOWED_KEYS = set(REQUIRED_KEYS) | set(OPTIONAL_KEYS)
 DEVICE_KINDS = ("cpu", "cuda", "rocm", "xpu")
 _VARIANT_GLOB = re.compile(r"[a-z0-9.*?\[\]!-]+")
@@ -70,6 +75,8 @@ class KnownIssue:
     device_names: tuple[str, ...] = ()
     python: str | None = None
     since: tuple[int, ...] | None = None
+    until: tuple[int, ...] | None = None
+    raises: tuple[str, ...] = ()
 
     def matches(self, node_id: str) -> bool:
         return node_id == self.test or node_glob(self.test).fullmatch(node_id) is not None
@@ -83,6 +90,8 @@ class KnownIssue:
         if self.device_names and not any(fnmatch.fnmatchcase(ctx.device_name, g) for g in self.device_names):
             return False
         if self.python and not _python_holds(self.python, ctx.python):
+            return False
+        if self.until and tuple(ctx.torch[: len(self.until)]) >= self.until:
             return False
         return not (self.since and tuple(ctx.torch[: len(self.since)]) < self.since)
 
@@ -154,7 +163,7 @@ def _entry(where: str, entry: object) -> KnownIssue:
         raise ExpectationsError(
             f"{where}: unknown key(s) {sorted(unknown)}; allowed: {list(REQUIRED_KEYS) + list(OPTIONAL_KEYS)}"
         )
-    for key in REQUIRED_KEYS:
+    for key in ("test", "link", "reason"):
         if not isinstance(entry.get(key), str) or not entry[key].strip():
             raise ExpectationsError(f"{where}: '{key}' must be a non-empty string")
     link = entry["link"]
@@ -175,9 +184,16 @@ def _entry(where: str, entry: object) -> KnownIssue:
     python = entry.get("python")
     if python is not None and not (isinstance(python, str) and _PYTHON_BOUND.fullmatch(python.strip())):
         raise ExpectationsError(f"{where}: 'python' must be a bound like '>=3.15', got {python!r}")
-    since = entry.get("since")
-    if since is not None and not (isinstance(since, str) and _RELEASE.fullmatch(since)):
-        raise ExpectationsError(f"{where}: 'since' must be a torch release like '2.13', got {since!r}")
+    since, until = entry.get("since"), entry.get("until")
+    for key, value in (("since", since), ("until", until)):
+        if value is not None and not (isinstance(value, str) and _RELEASE.fullmatch(value)):
+            raise ExpectationsError(f"{where}: '{key}' must be a torch release like '2.13', got {value!r}")
+    if "raises" not in entry:
+        raise ExpectationsError(f"{where}: 'raises' is required: the exception(s) the issue raises")
+    raises = _strings(where, "raises", entry["raises"], one_allowed=True)
+    bad_names = [r for r in raises if not _EXCEPTION_NAME.fullmatch(r)]
+    if bad_names:
+        raise ExpectationsError(f"{where}: 'raises' {bad_names} are not exception names")
     return KnownIssue(
         test=entry["test"],
         link=link,
@@ -187,6 +203,8 @@ def _entry(where: str, entry: object) -> KnownIssue:
         device_names=names,
         python=python.strip() if python else None,
         since=tuple(int(p) for p in since.split(".")) if since else None,
+        until=tuple(int(p) for p in until.split(".")) if until else None,
+        raises=raises,
     )
 
 

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _support import drills
 from _support import env as _env
 from _support.requires import HARDWARE, UNSUPPORTED, Requirement
 
@@ -273,7 +274,9 @@ def run_ranks_once(shared: Path, key: str, program: Path, scenario: str, **kwarg
                 data = json.loads(saved.read_text(encoding="utf-8"))
                 ranks = [RankOutcome(**r) for r in data.pop("ranks")]
                 return GroupOutcome(ranks=ranks, **data)
-            outcome = run_ranks(program, scenario, workdir=root / "run", **kwargs)
+            # the shared group of a feature's claimed tests: its ranks watch the claimed ops (and get the drill)
+            env = {**drills.rank_env(program.parent.name), **kwargs.pop("env", {})}
+            outcome = run_ranks(program, scenario, workdir=root / "run", env=env, **kwargs)
             saved.write_text(json.dumps(asdict(outcome)), encoding="utf-8")
             return outcome
         finally:

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from _support import drills
 
 
 def _device(backend: str, rank: int) -> torch.device:
@@ -202,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--pg-timeout", type=float, default=120.0, help="process group timeout, seconds")
     a = parser.parse_args(argv)
+    drills.install_from_env()  # under --drill, the test's breakage reaches this rank too
     dev = _device(a.backend, a.rank)
     dist.init_process_group(
         a.backend,

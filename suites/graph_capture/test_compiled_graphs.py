@@ -5,7 +5,8 @@ backends can run torch.compile(mode="reduce-overhead")". Whether a device gets g
 Inductor did, not from its silence: ``triton.cudagraph_or_error`` raises only for graphs with CUDA nodes,
 so the suite also counts Inductor's skips (``cudagraph_skips``). A device the build's Inductor does not
 admit (``_support.compiler.graph_devices()``: ``{"cuda"}`` in 2.13, 2.14.1 and 2.15.0 as installed) is
-``[unsupported]``; an admitted one that skips fails. On the CPU the skip itself is asserted.
+``[unsupported]`` (its refusal is in ``_support/refusals.py``) unless the claims cover it; an admitted or claimed one
+that skips fails. On the CPU the skip itself is asserted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import pytest
 import torch
 from _support.compiler import cudagraph_skips, graph_devices, inductor_toolchain
-from _support.requires import requires, skip_hardware, skip_unsupported
+from _support.refusals import REDUCE_OVERHEAD, refused, refused_silently
+from _support.requires import requires, skip_hardware
 
 pytestmark = [requires(inductor_toolchain()), pytest.mark.timeout(240)]
 
@@ -38,6 +40,7 @@ def test_reduce_overhead_on_every_accelerator(device: torch.device, compat_env) 
                 f"{compat_env.backend}, device {compat_env.device_label}); the CPU graph was skipped as it must"
             )
         results = []
+        where = f'torch.compile(mode="reduce-overhead") on {device.type}'
         w = torch.randn(64, 64, device=device)
         try:
             for n in range(4):  # warm-up, record, replays: each call with new values in the same shape
@@ -47,13 +50,17 @@ def test_reduce_overhead_on_every_accelerator(device: torch.device, compat_env) 
         except RuntimeError as e:
             if "skipping cudagraphs" not in str(e) or device.type in graph_devices():
                 raise
-            skip_unsupported(f'torch.compile(mode="reduce-overhead") on {device.type}: {str(e).splitlines()[0]}')
+            refused(REDUCE_OVERHEAD, e, where)  # fails where the claims cover this device
     skipped = cudagraph_skips() - before
-    if skipped and device.type not in graph_devices():
-        skip_unsupported(
-            f'torch.compile(mode="reduce-overhead") on {device.type}: Inductor ran without device graphs; torch '
-            f"{compat_env.torch_base} records them only on {sorted(graph_devices())}"
+    assert not skipped or device.type not in graph_devices(), (
+        f"{where}: Inductor skipped device graphs {skipped} time(s)"
+    )
+    if skipped:
+        refused_silently(
+            REDUCE_OVERHEAD,
+            f"Inductor ran without device graphs {skipped} time(s); torch {compat_env.torch_base} records them only "
+            f"on {sorted(graph_devices())}",
+            where,
         )
-    assert skipped == 0, f"Inductor skipped device graphs {skipped} time(s) on {device} (admitted: {graph_devices()})"
     for x, out in results:
         torch.testing.assert_close(out, _step(x, w), msg=lambda m, x=x: f"input filled with {x[0, 0].item()}: {m}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _support.compiler import cudagraph_skips
 from _support.requires import cuda_runtime_at_least, nvidia_gpu, requires, torch_at_least
 
 pytestmark = [
@@ -61,10 +62,14 @@ def test_cond_compiled_cudagraphs_backend(device: torch.device) -> None:
     cf = torch.compile(foo, backend="cudagraphs")
     x = torch.randn(64, device=device)
     pred = torch.tensor(True, device=device)
-    for _ in range(3):  # warm-up, capture + replay, replay
-        y = cf(pred, x).clone()  # clone: graph outputs are overwritten by later replays
-    y_false = cf(~pred, x).clone()
-    y_true_again = cf(pred, x).clone()
+    before = cudagraph_skips()
+    # the backend runs eagerly when it skips, and eager's outputs match too: a skip must raise instead
+    with torch._inductor.config.patch({"triton.cudagraph_or_error": True}):
+        for _ in range(3):  # warm-up, capture + replay, replay
+            y = cf(pred, x).clone()  # clone: graph outputs are overwritten by later replays
+        y_false = cf(~pred, x).clone()
+        y_true_again = cf(pred, x).clone()
+    assert cudagraph_skips() == before, "the cudagraphs backend skipped capture and ran torch.cond eagerly"
     torch.testing.assert_close(y, _true(x))
     torch.testing.assert_close(y_false, _false(x))
     torch.testing.assert_close(y_true_again, _true(x))

@@ -83,7 +83,12 @@ class OfflineHub:
         monkeypatch.setattr(builtins, "input", fake_input)
 
     def load(self, repo: str = f"{REPO}:{REF}", **kw: object) -> torch.nn.Module:
-        return hub.load(repo, "tiny", skip_validation=True, verbose=False, **kw)
+        model = hub.load(repo, "tiny", skip_validation=True, verbose=False, **kw)
+        x = torch.arange(3.0).reshape(1, 3)
+        with torch.no_grad():  # the entrypoint's model, working: its output is what its own weights say
+            want = x @ model.weight.t() + model.bias
+            assert torch.equal(model(x), want), "the model torch.hub.load returned does not compute x @ W.T + b"
+        return model
 
 
 @pytest.fixture
@@ -116,7 +121,8 @@ def test_check_prompts_and_yes_loads_and_records(offline_hub: OfflineHub, monkey
     offline_hub.answer(monkeypatch, answer)
     model = offline_hub.load()
     assert isinstance(model, torch.nn.Linear) and model.in_features == 3
-    assert len(offline_hub.prompts) == 1 and PROMPT in offline_hub.prompts[0]
+    shown = len(offline_hub.prompts)
+    assert shown == 1 and PROMPT in offline_hub.prompts[0], f"the trust prompt was shown {shown} time(s), want once"
     assert "someowner_somerepo" in offline_hub.prompts[0]
     assert offline_hub.trusted == ["someowner_somerepo"]
     assert offline_hub.code_ran

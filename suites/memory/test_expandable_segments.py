@@ -4,7 +4,8 @@ A fresh process with the setting grows and shrinks a set of tensors, checks thei
 the allocator settings and the snapshot's segments. It runs under a time limit because the setting is
 known to hang on some ROCm systems (pytorch#192259): a hang is a failure, not a stuck suite. When the
 allocator says the platform does not support expandable segments, the test is ``[unsupported]`` with
-that warning.
+that warning only where the claims do not cover the device (CUDA since 2.1, ROCm since 2.12 are claimed:
+there it fails); the snapshot must show an expandable segment.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support.requires import accelerator, requires, skip_unsupported
+from _support.refusals import EXPANDABLE, refused_silently
+from _support.requires import accelerator, requires
 
 LIMIT_S = 90
 CHILD = r"""
@@ -37,7 +39,7 @@ with warnings.catch_warnings(record=True) as caught:
         mod = torch.xpu.memory if dev.type == "xpu" else torch.cuda.memory
         segments = mod._snapshot()["segments"]
         expandable = [bool(s.get("is_expandable")) for s in segments if "is_expandable" in s]
-    except Exception as e:
+    except (AttributeError, KeyError, RuntimeError):  # no snapshot: the assertion below says so
         expandable = None
 print("RESULT " + json.dumps({
     "settings": torch._C._accelerator_getAllocatorSettings(),
@@ -62,15 +64,16 @@ def test_expandable_segments_allocate_and_free(tmp_path: Path) -> None:
             timeout=LIMIT_S,
             start_new_session=True,
         )
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"allocating with expandable_segments:True hung for {LIMIT_S} s: {(e.stderr or '')[-2000:]}")
+    except subprocess.TimeoutExpired as e:  # TimeoutError: what the ROCm known issue (a hang) raises
+        hung = f"allocating with expandable_segments:True hung for {LIMIT_S} s: {(e.stderr or '')[-2000:]}"
+        raise TimeoutError(hung) from None
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")), None)
     assert done.returncode == 0 and line, f"child exited {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
     result = json.loads(line.removeprefix("RESULT "))
-    refused = [w for w in result["warnings"] if "expandable_segments not supported" in w]
-    if refused:
-        skip_unsupported(f"expandable segments on this platform: {refused[0]}")
+    said = [w for w in result["warnings"] if "expandable_segments not supported" in w]
+    if said:  # the allocator's own warning: fails where the claims cover the device (CUDA; ROCm from 2.12)
+        refused_silently(EXPANDABLE, said[0], "expandable segments on this platform")
     assert "expandable_segments:True" in result["settings"], result
     assert result["contents_ok"], "tensors allocated in expandable segments lost their contents"
-    if result["expandable"]:  # the snapshot names segments expandable where it reports the key
-        assert any(result["expandable"]), f"no expandable segment in the snapshot: {result}"
+    # the evidence: the allocator's snapshot names its segments expandable
+    assert result["expandable"] and any(result["expandable"]), f"no expandable segment in the snapshot: {result}"

@@ -2,8 +2,9 @@
 
 ``torch.quantize_per_tensor`` / ``quantize_per_channel`` on the session's device must give exactly
 ``clamp(round(x / scale) + zero_point)`` (computed in float64 on the CPU) and dequantize to within
-half a quantization step (inputs keep clear of rounding ties). A device without these kernels
-refuses: ``[unsupported]`` with its message.
+half a quantization step (inputs keep clear of rounding ties). The CPU and CUDA are claimed
+(``features.toml``): a refusal there fails; elsewhere only the dispatcher's "Could not run" for that
+backend (``_support/refusals.py``) is ``[unsupported]``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import warnings
 
 import pytest
 import torch
-from _support.requires import skip_unsupported
+from _support.refusals import refused
 
 QDTYPES = {"quint8": (torch.quint8, 0, 255), "qint8": (torch.qint8, -128, 127)}
 
@@ -26,10 +27,8 @@ def _quantize(fn, *args, device: torch.device, what: str):
         warnings.filterwarnings("ignore", message=".*quint8.*|.*qint8.*|.*qint32.*", category=UserWarning)
         try:
             return fn(*args)
-        except (NotImplementedError, RuntimeError) as e:
-            if "Could not run" in str(e) or isinstance(e, NotImplementedError):
-                skip_unsupported(f"{what} on {device.type}: {str(e).splitlines()[0]}")
-            raise
+        except NotImplementedError as e:  # the dispatcher's "Could not run ..."; claimed on cpu and cuda: fails there
+            refused("torch.quantize_per_tensor", e, f"{what} on {device.type}")
 
 
 @pytest.mark.parametrize("qdtype", list(QDTYPES))

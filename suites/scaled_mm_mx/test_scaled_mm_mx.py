@@ -5,7 +5,9 @@ the probed device: MXFP8 (e4m3fn and e5m2 elements) and MXFP4 (packed ``float4_e
 bfloat16 output, against the exact float64 product of the dequantised operands. Scales are offered in
 the 32x4x4 swizzled layout first (what cuBLAS takes), then unswizzled; the layout a backend accepted is
 recorded as ``scaled_mm.scale_layout``. A device that refuses every layout lacks MX ``scaled_mm``:
-``[unsupported]`` with its own words (the CPU refuses today; CUDA needs sm_100+, XPU next-generation GPUs).
+``[unsupported]`` with its own words when each refusal is the backend's known one (``_support/refusals.py``: the
+CPU refuses today, CUDA below sm_100 and ROCm below gfx950 say so); a refusal where the claims cover the device
+(sm_100/sm_103, gfx950), or any other error, fails.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from _support import claims
 from _support.mx import MXOperand, mxfp4, mxfp8, swizzle_32_4_4
-from _support.requires import api, requires, skip_unsupported
+from _support.refusals import refusal_for, refused
+from _support.requires import api, requires
 from _support.tolerances import MX_SCALED_MM
 
 M = N = K = 128
+SCALED_MM = "torch.nn.functional.scaled_mm"
 CASES = {
     "mxfp8-e4m3fn": lambda rows, gen: mxfp8(rows, K, torch.float8_e4m3fn, gen),
     "mxfp8-e5m2": lambda rows, gen: mxfp8(rows, K, torch.float8_e5m2, gen),
@@ -33,7 +38,9 @@ pytestmark = requires(
 )
 
 
-def _scaled_mm(a: MXOperand, b: MXOperand, device: torch.device) -> tuple[torch.Tensor | None, str, list[str]]:
+def _scaled_mm(
+    a: MXOperand, b: MXOperand, device: torch.device
+) -> tuple[torch.Tensor | None, str, list[tuple[str, Exception]]]:
     """The product on ``device`` in the first scale layout it accepts, that layout, and every refusal."""
     block = F.ScalingType.BlockWise1x32
     layouts = [
@@ -49,8 +56,8 @@ def _scaled_mm(a: MXOperand, b: MXOperand, device: torch.device) -> tuple[torch.
                 mat_a, mat_b, scale_a, block, scale_b, block, swizzle_a=swizzle, swizzle_b=swizzle,
                 output_dtype=torch.bfloat16,
             )  # fmt: skip
-        except (RuntimeError, ValueError, NotImplementedError) as e:
-            refusals.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        except (RuntimeError, ValueError, NotImplementedError) as e:  # judged by the caller, layout by layout
+            refusals.append((name, e))
             continue
         return out, name, refusals
     return None, "", refusals
@@ -62,7 +69,14 @@ def test_mx_scaled_mm_matches_dequantized_reference(case: str, device: torch.dev
     a, b = CASES[case](M, gen), CASES[case](N, gen)
     out, layout, refusals = _scaled_mm(a, b, device)
     if out is None:
-        skip_unsupported(f"{case} scaled_mm on {device.type} refused every scale layout: " + "; ".join(refusals))
+        said = "; ".join(
+            f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}" for name, e in refusals
+        )
+        where = f"{case} scaled_mm on {device.type} refused every scale layout ({said})"
+        for _, e in refusals[:-1]:  # every layout's refusal must be a known one; the last decides the skip
+            if refusal_for(SCALED_MM, e, str(e)) is None or claims.current():
+                refused(SCALED_MM, e, where)
+        refused(SCALED_MM, refusals[-1][1], where)
     record_property("scaled_mm.scale_layout", layout)
     want = a.values @ b.values.t()
     assert out.shape == (M, N) and out.dtype == torch.bfloat16, f"{case}: got {out.dtype} {tuple(out.shape)}"

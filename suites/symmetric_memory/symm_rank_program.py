@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from _support import drills
 
 ELEMENTS = 64
 
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--init", required=True)
     parser.add_argument("--out", type=Path, required=True)
     a = parser.parse_args(argv)
+    drills.install_from_env()  # under --drill, the test's breakage reaches this rank too
     dev = _device(a.backend, a.rank)
     dist.init_process_group(
         a.backend, init_method=a.init, rank=a.rank, world_size=a.world, timeout=datetime.timedelta(seconds=60)

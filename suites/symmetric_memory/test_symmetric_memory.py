@@ -9,16 +9,16 @@ returns a handle through which a rank reads its peers' buffers directly. A 1-ran
 from __future__ import annotations
 
 import inspect
-import re
 from pathlib import Path
 
 import pytest
 import torch
 from _support.multiproc import group_backend, group_requirement, run_ranks_once, session_dir
-from _support.requires import api, need, requires, skip_hardware, skip_unsupported
+from _support.refusals import refused
+from _support.requires import api, need, requires, skip_hardware
 
 PROGRAM = Path(__file__).with_name("symm_rank_program.py")
-REFUSED = re.compile(r"does not support device type|not supported|unsupported", re.IGNORECASE)
+EMPTY = "torch.distributed._symmetric_memory.empty"
 
 pytestmark = [
     pytest.mark.timeout(240),
@@ -56,9 +56,11 @@ def test_symmetric_tensor_rendezvous(world: int, device: torch.device, compat_en
         world=world, backend=backend, deadline_s=150.0,
     )  # fmt: skip
     assert not run.timed_out, run.describe()
-    errors = [r.result["error"] for r in run.ranks if r.result and "error" in r.result]
-    if errors and all(REFUSED.search(e.strip().splitlines()[-1]) for e in errors):
-        skip_unsupported(f"symmetric memory on {compat_env.device_label}: {errors[0].strip().splitlines()[-1]}")
+    errors = [r.result["error"].strip().splitlines()[-1] for r in run.ranks if r.result and "error" in r.result]
+    if errors and len(errors) == len(run.ranks):  # every rank refused alike: judged by the refusal table
+        kind, _, said = errors[0].partition(": ")
+        error = RuntimeError(said) if kind == "RuntimeError" else RuntimeError(errors[0])
+        refused(EMPTY, error, f"symmetric memory on {compat_env.device_label} (rank 0: {errors[0]})")
     for r in run.ranks:
         assert r.ok and r.result and "error" not in r.result, run.describe()
         got = r.result

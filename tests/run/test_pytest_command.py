@@ -76,3 +76,14 @@ def test_the_callers_pytest_settings_stay_out_of_a_cell(tmp_path, monkeypatch) -
 
     assert "PYTEST_ADDOPTS" not in env({}) and "PYTEST_PLUGINS" not in env({})
     assert env({"PYTEST_ADDOPTS": "-p no:randomly"})["PYTEST_ADDOPTS"] == "-p no:randomly"
+
+
+def test_the_suites_are_told_the_device_the_cell_was_planned_for(tmp_path) -> None:
+    launcher = NativeLauncher(suites_dir=tmp_path, cell_dir=tmp_path)
+
+    def expected(backend: str, cpu_only: bool = False) -> str:
+        settings = {"test_timeout": 10, "hard_timeout_grace": 5, "extra_env": {}, "workers": 1, "env_probe": None}
+        return run_env(launcher, get_backend(backend), cpu_only=cpu_only, **settings)["COMPAT_EXPECT_DEVICE"]
+
+    assert [expected("cpu"), expected("cu130"), expected("rocm"), expected("xpu")] == ["cpu", "cuda", "rocm", "xpu"]
+    assert expected("cu130", cpu_only=True) == "cpu", "a CPU-only cell of a CUDA build expects no GPU"

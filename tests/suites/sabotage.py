@@ -15,21 +15,20 @@ MODE_ENV = "COMPAT_SABOTAGE"
 
 
 def _compile_returns_garbage() -> None:
-    """torch.compile hands back a callable whose outputs are 1% off (no Inductor involved)."""
+    """torch.compile compiles, and the compiled callable's outputs come back 1% off (a miscompile: the suites'
+    check that torch.compile hands back a compiled callable still passes, the value check must catch it)."""
+    import functools
+
     import torch
 
-    class Garbage(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
+    real = torch.compile
 
-        def forward(self, *args, **kwargs):
-            return self.inner(*args, **kwargs) * 1.01
-
-    def compile(model, *args, **kwargs):
-        if isinstance(model, torch.nn.Module):
-            return Garbage(model)
-        return lambda *a, **k: model(*a, **k) * 1.01
+    def compile(model=None, **kwargs):
+        compiled = real(model, **kwargs)
+        if isinstance(compiled, torch.nn.Module):
+            compiled.register_forward_hook(lambda module, args, out: out * 1.01)
+            return compiled
+        return functools.wraps(compiled)(lambda *a, **k: compiled(*a, **k) * 1.01)
 
     torch.compile = compile
 
@@ -90,6 +89,108 @@ def _quantizer_distorts() -> None:
         return quantized
 
     tq.quantize_dynamic = quantize_dynamic
+
+
+def _sdpa_low_precision_off() -> None:
+    """Every bfloat16/float16 SDPA call is 8% off: beyond their bounds (3e-2, 5e-3), where 1% would pass bf16."""
+    import torch
+    import torch.nn.functional as F
+
+    real = F.scaled_dot_product_attention
+
+    def sdpa(query, *args, **kwargs):
+        out = real(query, *args, **kwargs)
+        return out * 1.08 if query.dtype in (torch.bfloat16, torch.float16) else out
+
+    F.scaled_dot_product_attention = sdpa
+
+
+def _cond_takes_the_other_branch() -> None:
+    """torch.cond runs the false branch for a true predicate and the reverse (graphs' value check)."""
+    import torch
+
+    real = torch.cond
+
+    def cond(pred, true_fn, false_fn, operands, *args, **kwargs):
+        return real(pred, false_fn, true_fn, operands, *args, **kwargs)
+
+    torch.cond = cond
+
+
+def _eigh_eigenvalues_drift() -> None:
+    """torch.linalg.eigh returns eigenvalues 0.1% off: a few hundred n*eps in float32, far more in float64."""
+    import torch
+
+    real = torch.linalg.eigh
+
+    def eigh(a, *args, **kwargs):
+        w, v = real(a, *args, **kwargs)
+        return torch.return_types.linalg_eigh((w * 1.001, v))
+
+    torch.linalg.eigh = eigh
+
+
+def _svd_loses_a_singular_value() -> None:
+    """torch.linalg.svd returns its smallest singular value as zero (a rank-deficient answer)."""
+    import torch
+
+    real = torch.linalg.svd
+
+    def svd(a, *args, **kwargs):
+        u, s, vh = real(a, *args, **kwargs)
+        s = s.clone()
+        s[..., -1] = 0
+        return torch.return_types.linalg_svd((u, s, vh))
+
+    torch.linalg.svd = svd
+
+
+def _export_load_flips_a_bit() -> None:
+    """torch.export.load returns a program whose first buffer has its lowest bit flipped."""
+    import torch
+
+    real = torch.export.load
+
+    def load(*args, **kwargs):
+        ep = real(*args, **kwargs)
+        for value in ep.state_dict.values():
+            if isinstance(value, torch.Tensor) and value.numel():
+                bits = value.view(torch.uint8) if value.element_size() == 1 else value
+                if bits.dtype == torch.uint8:
+                    bits.view(-1)[0] ^= 1
+                else:
+                    value.view(-1)[0] += 1
+                break
+        return ep
+
+    torch.export.load = load
+
+
+def _hub_trusts_without_asking() -> None:
+    """torch.hub.load with trust_repo="check" trusts an unknown repository without the prompt."""
+    import torch.hub as hub
+
+    real = hub.load
+
+    def load(*args, trust_repo="check", **kwargs):
+        return real(*args, trust_repo=True if trust_repo == "check" else trust_repo, **kwargs)
+
+    hub.load = load
+
+
+def _sparsifier_keeps_the_smallest() -> None:
+    """WeightNormSparsifier keeps the two smallest magnitudes of each group of four instead of the largest."""
+    import torch
+    from torch.ao.pruning import WeightNormSparsifier
+
+    real = WeightNormSparsifier.update_mask
+
+    def update_mask(self, module, tensor_name, *args, **kwargs):
+        real(self, module, tensor_name, *args, **kwargs)
+        mask = getattr(module.parametrizations, tensor_name)[0].mask
+        mask.data = ~mask.data if mask.dtype == torch.bool else 1 - mask.data
+
+    WeightNormSparsifier.update_mask = update_mask
 
 
 def _memory_api_stops_refusing() -> None:
@@ -281,6 +382,13 @@ SABOTAGE = {
     "all-reduce-drops-rank": _all_reduce_drops_a_rank,
     "quantizer-distorts": _quantizer_distorts,
     "memory-api-no-refusal": _memory_api_stops_refusing,
+    "sdpa-low-precision-off": _sdpa_low_precision_off,
+    "cond-other-branch": _cond_takes_the_other_branch,
+    "eigh-eigenvalues-drift": _eigh_eigenvalues_drift,
+    "svd-loses-singular-value": _svd_loses_a_singular_value,
+    "export-load-flips-bit": _export_load_flips_a_bit,
+    "hub-trusts-without-asking": _hub_trusts_without_asking,
+    "sparsifier-keeps-smallest": _sparsifier_keeps_the_smallest,
     "graph-takes-stream": _graph_takes_a_stream,
     "graph-builds-without-device": _graph_builds_without_a_device,
     "compile-drops-reduce-overhead": _compile_drops_reduce_overhead,

@@ -67,6 +67,39 @@ BREAKAGES = {
     "memory": Breakage(
         "memory-api-no-refusal", "memory/test_accelerator_memory.py::test_memory_api_present", "DID NOT RAISE"
     ),
+    # the five original features and attention's low precision: each breaks a value check (issue 30)
+    "attention-bfloat16": Breakage(
+        "sdpa-low-precision-off",
+        "attention/test_sdpa_kernels.py::test_kernel_matches_float64_math[flash-bfloat16-plain]",
+        "SDPA flash kernel, bfloat16, plain, on cpu, output",
+    ),
+    "attention-float16": Breakage(
+        "sdpa-low-precision-off",
+        "attention/test_sdpa_kernels.py::test_kernel_matches_float64_math[math-float16-gqa]",
+        "SDPA math kernel, float16, gqa, on cpu, output",
+    ),
+    "graphs": Breakage("cond-other-branch", "graphs/test_graph_api.py::test_cond_selects_branch_eagerly", "Mismatched"),
+    "linalg-eigh": Breakage(
+        "eigh-eigenvalues-drift",
+        "linalg/test_eigh.py::test_eigh_accuracy_and_ordering[float32-single]",
+        "'residual'",
+    ),
+    "linalg-svd": Breakage(
+        "svd-loses-singular-value", "linalg/test_svd.py::test_svd_accuracy_and_ordering[float64-batched]", "limit"
+    ),
+    "export": Breakage(
+        "export-load-flips-bit", "export/test_export_mx.py::test_mxfp8_module_roundtrip[e4m3fn]", "bits changed"
+    ),
+    "hub": Breakage(
+        "hub-trusts-without-asking",
+        "hub/test_hub_trust.py::test_check_prompts_and_yes_loads_and_records[y]",
+        "the trust prompt was shown 0 time(s)",
+    ),
+    "sparsity": Breakage(
+        "sparsifier-keeps-smallest",
+        "sparsity/test_sparse_format.py::test_weight_norm_sparsifier_makes_a_24_mask",
+        "did not keep the two largest magnitudes",
+    ),
 }
 
 

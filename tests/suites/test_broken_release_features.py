@@ -8,7 +8,8 @@ must refuse, a build fact) or are ``[unsupported]`` (the API arrived in 2.14/2.1
 a stand-in of the API that misbehaves, so that the test's logic is what is proven.
 
 Two more runs check that known issues follow the build and device that ran: a CUDA wheel's CPU-only run
-does not get the CUDA eigh issue, and a ROCm wheel's CPU-only run gets the 2.13 CPU-compile regression.
+does not get the CUDA eigh issue, and a ROCm wheel's CPU-only run gets the 2.13 CPU-compile regression (a
+strict xfail: where the compile works, XPASS(strict) fails the test).
 """
 
 from __future__ import annotations
@@ -163,13 +164,14 @@ def test_cuda_issue_is_not_applied_to_a_cpu_run_of_a_cuda_build(tmp_path: Path) 
 
 def test_rocm_cpu_compile_regression_follows_the_build_that_ran(tmp_path: Path) -> None:
     """A +rocm7.14 build (2.13) on a host without a GPU: the CPU-compile regression (pytorch#189194) is
-    applied to the compile tests; here the compile works, so it shows as XPASS, the "fixed?" signal."""
+    applied to the compile tests as a strict xfail; here the compile works, so the test fails as
+    XPASS(strict): the entry no longer holds where it applies and must be narrowed."""
     test = "compile/test_compile_modules.py::test_codegen_path"
-    done, _ = _run([test], tmp_path, "rocm714-facade", header=True)
-    assert done.returncode == 0, done.stdout[-3000:]
+    done, results = _run([test], tmp_path, "rocm714-facade", header=True)
+    assert done.returncode == 1, done.stdout[-3000:]
     assert "variant=rocm7.14" in done.stdout, done.stdout[:2000]
-    marked = [line for line in done.stdout.splitlines() if line.startswith(("XPASS", "XFAIL")) and test in line]
-    assert marked and "issues/189194" in marked[0], done.stdout[-3000:]
+    outcome, message = results.get(test, ("missing", ""))
+    assert outcome == "failed" and "XPASS(strict)" in message and "issues/189194" in message, (outcome, message)
 
 
 def test_probe_reports_variant_and_device_api(tmp_path: Path) -> None:

@@ -6,7 +6,11 @@
 * every name in a feature's ``apis`` appears (its last dotted component, as a word) in the sources of
   that feature's folder, so the list cannot claim what the suites do not exercise;
 * no literal skip reason in the suites lacks its class tag;
-* every known issue names a test file that exists.
+* every known issue names a test file that exists;
+* every feature carries support claims (``[[features.<id>.claims]]``) whose tests exist, and no ``except``
+  clause of the suites turns a broad error into a skip: a skip inside an ``except`` names a narrow exception
+  class, and an ``[unsupported]`` one goes through ``_support/refusals.py``;
+* every refusal of ``_support/refusals.py`` names its source, and the text the refuse drill raises matches it.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ WITHOUT_SOURCE = {
     "quantization",
     "memory",
 }
-ROW_KEYS = {"title", "since", "devices", "source", "sources", "claim", "apis", "notes", "scope", "groups"}
+ROW_KEYS = {"title", "since", "devices", "source", "sources", "claim", "apis", "notes", "scope", "groups", "claims"}
 GROUP_KEYS = {"match", "since", "source", "claim"}
 RELEASE = re.compile(r"\d+\.\d+")
 TAG = re.compile(r"^\[(unsupported|hardware|dependency|known-issue)(?: ([^\]]+))?\]\s*")
@@ -163,3 +167,110 @@ def test_known_issues_name_existing_tests() -> None:
     for issue in issues:
         path = issue.test.partition("::")[0]
         assert any(fnmatch.fnmatchcase(f, path) for f in files), f"{issue.test}: no such test file"
+
+
+CLAIMS = load("claims")
+BROAD = {"Exception", "BaseException", "RuntimeError"}  # caught as such, a skip in the handler hides crashes
+SKIPS = {"skip", "pytest.skip", "skip_unsupported", "skip_hardware", "skip_dependency", "need"}
+
+
+@pytest.mark.parametrize("feature", list(FEATURES))
+def test_every_feature_claims_where_it_works(feature: str) -> None:
+    claims = [c for c in CLAIMS.load(SUITES / "features.toml") if c.feature == feature]
+    assert claims, f"{feature}: no [[features.{feature}.claims]]: where does upstream say it works?"
+    files = [p.relative_to(SUITES).as_posix() for p in (SUITES / feature).glob("test_*.py")]
+    for claim in claims:
+        assert all(op.startswith("torch") for op in claim.ops), f"{feature}: ops {claim.ops}"
+        for glob in claim.tests:
+            path, sep, name = glob.partition("::")
+            matched = [f for f in files if fnmatch.fnmatchcase(f, path)]
+            assert sep and matched, f"{feature}: tests {glob!r} names no file"
+            function = name.partition("[")[0]
+            defined = "\n".join((SUITES / f).read_text(encoding="utf-8") for f in matched)
+            assert any(
+                fnmatch.fnmatchcase(d, function) for d in re.findall(r"^def (test_\w+)", defined, re.MULTILINE)
+            ), f"{feature}: tests {glob!r} names no test function"
+
+
+def test_claims_are_validated() -> None:
+    """A malformed claim is a clear error naming the feature and the claim, not a silent 'unclaimed'."""
+    for bad, says in [
+        ({"family": "tpu", "since": "2.1", "source": "https://x", "ops": ["torch.x"]}, "family"),
+        ({"family": "cpu", "since": "2.1", "source": "http://x", "ops": ["torch.x"]}, "source"),
+        ({"family": "cpu", "since": "2.1", "source": "https://x", "ops": []}, "ops"),
+        ({"family": "cpu", "since": "2.1", "source": "https://x", "ops": ["torch.x"], "arch": "gfx9"}, "unknown"),
+        ({"family": "cuda", "since": "2.1", "source": "https://x", "ops": ["torch.x"], "min_capability": 8}, "8.0"),
+    ]:
+        with pytest.raises(CLAIMS.ClaimsError, match=says):
+            CLAIMS._claim("linalg", 1, bad)
+
+
+def test_claims_cover_the_devices_they_name() -> None:
+    claim = CLAIMS._claim(
+        "f", 1, {"family": "cuda", "since": "2.14", "source": "https://x", "ops": ["torch.x"], "min_capability": "10.0",
+                 "max_capability": "10.3"},
+    )  # fmt: skip
+    device = CLAIMS.Device
+    assert claim.covers_device(device("cuda", (10, 0), None, "", variant="cu130", torch=(2, 14, 1)))
+    assert not claim.covers_device(device("cuda", (12, 0), None, "", variant="cu130", torch=(2, 14, 1))), "sm_120"
+    assert not claim.covers_device(device("cuda", (10, 0), None, "", variant="cu130", torch=(2, 13, 0))), "2.13"
+    assert not claim.covers_device(device("rocm", None, "gfx950", "", variant="rocm7.2", torch=(2, 15))), "family"
+
+
+def _skips(nodes: list[ast.stmt]) -> bool:
+    """A skip call in ``nodes`` that no exact-text test guards (``if "elevated privileges" in str(e):`` does)."""
+    for stmt in nodes:
+        if isinstance(stmt, ast.If):
+            guarded = any(
+                isinstance(c, ast.Compare) and any(isinstance(op, ast.In) for op in c.ops)
+                and isinstance(c.left, ast.Constant) and isinstance(c.left.value, str)
+                for c in ast.walk(stmt.test)
+            )  # fmt: skip
+            if (not guarded and _skips(stmt.body)) or _skips(stmt.orelse):
+                return True
+            continue
+        if any(isinstance(n, ast.Call) and ast.unparse(n.func) in SKIPS for n in ast.walk(stmt)):
+            return True
+    return False
+
+
+def _handler_skips(handler: ast.ExceptHandler) -> bool:
+    return _skips(handler.body)
+
+
+def test_no_broad_except_turns_into_a_skip() -> None:
+    found = []
+    for path in sorted(SUITES.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ExceptHandler) or not _handler_skips(node):
+                continue
+            caught = [] if node.type is None else [ast.unparse(t) for t in getattr(node.type, "elts", [node.type])]
+            if not caught or BROAD & {c.rsplit(".", 1)[-1] for c in caught}:
+                found.append(f"{path.relative_to(SUITES)}:{node.lineno}: except {', '.join(caught) or '(bare)'}")
+    assert not found, "an except clause that skips must catch a narrow class (else use _support.refusals):\n" + (
+        "\n".join(found)
+    )
+
+
+def test_refusals_name_their_source_and_match_their_example() -> None:
+    import sys
+
+    sys.path.insert(0, str(SUITES))  # refusals.py imports its siblings as _support.*; none of them imports torch
+    try:
+        from _support import refusals
+    finally:
+        sys.path.remove(str(SUITES))
+    for entry in refusals.REFUSALS:
+        assert entry.source and entry.families and entry.errors, entry
+        assert not entry.example or re.search(entry.text, entry.example), f"{entry.op}: example does not match"
+        assert "not supported|unsupported" not in entry.text, f"{entry.op}: a broad pattern"
+
+
+def test_the_broad_except_check_sees_one() -> None:
+    def handler(code: str) -> ast.ExceptHandler:
+        return ast.parse(code).body[0].handlers[0]  # type: ignore[attr-defined]
+
+    assert _handler_skips(handler("try:\n    f()\nexcept Exception as e:\n    skip_unsupported(str(e))\n"))
+    assert _handler_skips(handler("try:\n    f()\nexcept RuntimeError as e:\n    if e:\n        pytest.skip('x')\n"))
+    guarded = "try:\n    f()\nexcept RuntimeError as e:\n    if 'privileges' in str(e):\n        skip_hardware('x')\n"
+    assert not _handler_skips(handler(guarded))

@@ -117,7 +117,8 @@ def test_rocm_cpu_compile_regression_matches_build_device_and_release() -> None:
 
 def test_python_315_compile_issue() -> None:
     assert _links(_ctx("cpu", "cpu", python=(3, 15)), COMPILE) == {"184352"}
-    assert _links(_ctx("cu132", "cuda", python=(3, 15, 0), torch=(2, 15, 0)), COMPILE) == {"184352"}
+    # 2.15.0 moved the guard to Python 3.16: the entry ends there (until = "2.15"), a strict xfail would XPASS
+    assert _links(_ctx("cu132", "cuda", python=(3, 15, 0), torch=(2, 15, 0)), COMPILE) == set()
     assert _links(_ctx("cpu", "cpu", python=(3, 14)), COMPILE) == set()
     flex = "attention/test_flex_attention.py::test_flex_forward_matches_reference[eager-float32]"
     assert _links(_ctx("cpu", "cpu", python=(3, 15)), flex) == {"184352"}
@@ -142,6 +143,7 @@ GOOD = """\
     test = "linalg/test_eigh.py::test_x"
     link = "https://github.com/pytorch/pytorch/issues/1"
     reason = "r"
+    raises = "RuntimeError"
     {extra}
 """
 
@@ -163,6 +165,7 @@ GOOD = """\
         ('since = "2.13.x"', "torch release like '2.13'"),
         ("since = 2.13", "torch release like '2.13'"),
         ('device_name = ["*A7[70"]', "unbalanced"),
+        ('until = "2.15.x"', "torch release like '2.13'"),
     ],
 )
 def test_malformed_entries_name_file_and_entry(tmp_path: Path, extra: str, says: str) -> None:
@@ -172,6 +175,26 @@ def test_malformed_entries_name_file_and_entry(tmp_path: Path, extra: str, says:
     message = str(err.value)
     assert str(path) in message and "[[known_issue]] #1 (linalg/test_eigh.py::test_x)" in message, message
     assert says in message, message
+
+
+def test_an_entry_names_what_it_raises(tmp_path: Path) -> None:
+    """Strict known issues: an entry without ``raises`` would catch any failure of its test."""
+    path = _write(tmp_path, GOOD.format(extra="").replace('raises = "RuntimeError"', ""))
+    with pytest.raises(expectations.ExpectationsError, match="'raises' is required"):
+        expectations.parse(path)
+    assert all(issue.raises for issue in expectations.load(SUITES / "expectations"))
+    bad = _write(tmp_path, GOOD.format(extra="").replace('"RuntimeError"', '["not an exception!"]'))
+    with pytest.raises(expectations.ExpectationsError, match="are not exception names"):
+        expectations.parse(bad)
+
+
+def test_until_ends_an_entry_at_the_release_that_fixed_it(tmp_path: Path) -> None:
+    (issue,) = expectations.parse(_write(tmp_path, GOOD.format(extra='python = ">=3.15"\n    until = "2.15"')))
+    assert issue.applies_to(_ctx("cpu", "cpu", python=(3, 15), torch=(2, 14, 1)))
+    assert not issue.applies_to(_ctx("cpu", "cpu", python=(3, 15), torch=(2, 15, 0)))
+    compile_issue = "compile/test_compile_modules.py::test_codegen_path"
+    assert "184352" in _links(_ctx("cpu", "cpu", python=(3, 15), torch=(2, 14, 1)), compile_issue)
+    assert "184352" not in _links(_ctx("cpu", "cpu", python=(3, 15), torch=(2, 15, 0)), compile_issue)
 
 
 def test_non_https_link_is_refused(tmp_path: Path) -> None:
