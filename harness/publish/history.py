@@ -27,13 +27,14 @@ serve as a base like a keyframe.
 
 from __future__ import annotations
 
-import bisect
+import array
+import binascii
 import hashlib
-import itertools
 import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -392,8 +393,8 @@ def _delta_base(history_dir: Path, id_file: str) -> tuple[str, int, _State] | No
 
 
 def delta_columns(base: _State, outcomes: Mapping[str, str], durations: Mapping[str, str]) -> dict[str, Any]:
-    """Per column, its changes since `base` ({"at": index gaps, "outcomes", "durations": the new
-    codes there}), or every code for a column the base lacks."""
+    """Per column, its changes since `base` ({"at": the changed tests' indices, "outcomes",
+    "durations": their new codes}), or every code for a column the base lacks."""
     columns: dict[str, Any] = {}
     for cid, new_o in outcomes.items():
         new_d = durations[cid]
@@ -402,12 +403,11 @@ def delta_columns(base: _State, outcomes: Mapping[str, str], durations: Mapping[
             continue
         old_o, old_d = base.outcomes[cid], base.durations[cid]
         if old_o == new_o and old_d == new_d:
-            columns[cid] = {"at": [], "outcomes": "", "durations": ""}
+            columns[cid] = {"at": "", "outcomes": "", "durations": ""}
             continue
         changed = [i for i, (a, b, c, d) in enumerate(zip(old_o, new_o, old_d, new_d, strict=True)) if a != b or c != d]
-        gaps = [changed[0]] + [b - a for a, b in itertools.pairwise(changed)] if changed else []
         columns[cid] = {
-            "at": gaps,
+            "at": encode_indices(changed),
             "outcomes": "".join(new_o[i] for i in changed),
             "durations": "".join(new_d[i] for i in changed),
         }
@@ -463,7 +463,7 @@ class _Reader:
         self.ids_cache: dict[str, tuple[str, ...]] = {}
         self.positions: dict[str, dict[str, int]] = {}
         self.states: dict[str, _State] = {}
-        self.points: dict[tuple[str, int], dict[str, tuple[str, str]]] = {}
+        self.points: dict[tuple[str, str], tuple[str, bool, dict[str, tuple[str, str]]]] = {}
 
     def ids(self, name: str) -> tuple[str, ...]:
         found = self.ids_cache.get(name)
@@ -519,7 +519,9 @@ class _Reader:
             if "at" in codes:
                 if base is None or column not in base.outcomes:
                     raise ValueError(f"column {column}: changes without a base that has the column")
-                at = _positions(codes["at"], n, len(o), len(d), column)
+                at = decode_indices(_index_bytes(codes["at"], len(o), len(d), column))
+                if at and max(at) >= n:
+                    raise ValueError(f"column {column}: a changed test's index is past the {n} tests")
                 o, d = _apply(base.outcomes[column], at, o), _apply(base.durations[column], at, d)
             elif len(o) != n or len(d) != n:
                 raise ValueError(f"column {column}: {len(o)} outcome codes for {n} tests")
@@ -531,14 +533,16 @@ class _Reader:
         """(its id list, whether `test` is among those ids, column -> the test's (outcome, duration)
         codes), read without rebuilding the run: a delta's value for one test is its own change or
         its base's."""
+        key = (name, test)
+        if key in self.points:
+            return self.points[key]
         document = self.document(name)
         id_file = str(document.get("ids"))
         index = self.position(id_file).get(test)
         if index is None:
-            return id_file, False, {str(c): ("", "") for c in (document.get("columns") or {})}
-        key = (name, index)
-        if key in self.points:
-            return id_file, True, self.points[key]
+            absent = id_file, False, {str(c): ("", "") for c in (document.get("columns") or {})}
+            self.points[key] = absent
+            return absent
         n = len(self.ids(id_file))
         base_name = self._base(document, name, chain)
         base = None
@@ -552,25 +556,59 @@ class _Reader:
             if "at" in codes:
                 if base is None or column not in base:
                     raise ValueError(f"column {column}: changes without a base that has the column")
-                at = _positions(codes["at"], n, len(o), len(d), column)
-                k = bisect.bisect_left(at, index)
-                found[str(column)] = (o[k], d[k]) if k < len(at) and at[k] == index else base[column]
+                k = find_index(_index_bytes(codes["at"], len(o), len(d), column), index)
+                found[str(column)] = (o[k], d[k]) if k >= 0 else base[column]
             elif len(o) != n or len(d) != n:
                 raise ValueError(f"column {column}: {len(o)} outcome codes for {n} tests")
             else:
                 found[str(column)] = (o[index], d[index])
-        self.points[key] = found
+        self.points[key] = (id_file, True, found)
         return id_file, True, found
 
 
-def _positions(gaps: Any, n: int, outcomes: int, durations: int, column: str) -> list[int]:
-    """A delta's test indices from their gaps, checked: increasing, within the ids, one code each."""
-    if not isinstance(gaps, list) or len(gaps) != outcomes or len(gaps) != durations:
+# A delta's indices: unsigned 32-bit little-endian, base64 (json parses one string, not thousands
+# of numbers; one test is found with bytes.rfind, all of them decoded in C).
+_INDEX_BYTES: Final = 4
+
+
+def encode_indices(indices: Sequence[int]) -> str:
+    packed = array.array("I", indices)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
+
+
+def decode_indices(raw: bytes) -> array.array:
+    packed = array.array("I")
+    packed.frombytes(raw)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed
+
+
+def _index_bytes(text: Any, outcomes: int, durations: int, column: str) -> bytes:
+    """A delta column's indices as bytes, checked: one per changed code."""
+    if not isinstance(text, str):
+        raise ValueError(f"column {column}: its changed indices are not a base64 string")
+    try:
+        raw = binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
+    except binascii.Error as err:
+        raise ValueError(f"column {column}: its changed indices are not base64 ({err})") from None
+    if len(raw) != outcomes * _INDEX_BYTES or outcomes != durations:
         raise ValueError(f"column {column}: its changes and their codes differ in number")
-    at = list(itertools.accumulate(gaps))
-    if gaps and (gaps[0] < 0 or at[-1] >= n or any(g < 1 for g in gaps[1:])):
-        raise ValueError(f"column {column}: a changed test's index is out of order or past the {n} tests")
-    return at
+    return raw
+
+
+def find_index(raw: bytes, index: int) -> int:
+    """Where `index` is among the packed indices (the last time, as applying them all keeps the
+    last), or -1."""
+    key = index.to_bytes(_INDEX_BYTES, "little")
+    end = len(raw)
+    while (at := raw.rfind(key, 0, end)) >= 0:
+        if at % _INDEX_BYTES == 0:
+            return at // _INDEX_BYTES
+        end = at + _INDEX_BYTES - 1  # a match across two indices: look before it
+    return -1
 
 
 def _apply(codes: str, at: Sequence[int], changes: str) -> str:

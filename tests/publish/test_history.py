@@ -6,6 +6,7 @@ of history/1 entries, the timeline verdict (first bad, last good, flips within a
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from pathlib import Path
@@ -25,8 +26,11 @@ from harness.publish.history import (
     RunSummary,
     append_codes,
     append_run,
+    decode_indices,
     duration_code,
     duration_of,
+    encode_indices,
+    find_index,
     load_history,
     load_results,
     load_test_results,
@@ -349,7 +353,8 @@ def test_a_broken_delta_is_reported_and_the_other_runs_still_read(tmp_path: Path
     files[3].write_text(json.dumps({**loop, "base": f"tests/{files[3].name}"}))
     past = json.loads(files[4].read_text())
     column = next(iter(past["columns"]))
-    past["columns"][column]["at"] = [10**6, *past["columns"][column]["at"][1:]]
+    count = len(past["columns"][column]["outcomes"])
+    past["columns"][column]["at"] = encode_indices([10**6] * count)
     files[4].write_text(json.dumps(past))
     runs = load_history(history)
     for results in (
@@ -360,3 +365,14 @@ def test_a_broken_delta_is_reported_and_the_other_runs_still_read(tmp_path: Path
         assert results[0] is not None
     assert "is not an earlier results file" in problems[0] and "unreadable per-test history" in problems[0]
     assert len(problems) == 3 and len(problems2) == 3
+
+
+def test_a_deltas_indices_round_trip_and_one_is_found_where_it_is() -> None:
+    indices = [0, 1, 255, 256, 65_536, 16_777_216 + 1, 50_000]
+    packed = base64.b64decode(encode_indices(indices))
+    assert list(decode_indices(packed)) == indices
+    for k, index in enumerate(indices):
+        assert find_index(packed, index) == k
+    # 2 = 02 00 00 00 is nowhere; 16,777,216 = 00 00 00 01 appears across 0's and 1's bytes only
+    assert find_index(packed, 2) == -1 and find_index(packed, 16_777_216) == -1
+    assert find_index(base64.b64decode(encode_indices([3, 9, 3])), 3) == 2, "the last, as applying keeps it"
