@@ -406,6 +406,9 @@ def delta_columns(base: _State, outcomes: Mapping[str, str], durations: Mapping[
             columns[cid] = {"at": "", "outcomes": "", "durations": ""}
             continue
         changed = [i for i, (a, b, c, d) in enumerate(zip(old_o, new_o, old_d, new_d, strict=True)) if a != b or c != d]
+        if len(changed) * _CHANGE_CHARS >= 2 * len(new_o):  # the changes would outweigh every code
+            columns[cid] = {"outcomes": new_o, "durations": new_d}
+            continue
         columns[cid] = {
             "at": encode_indices(changed),
             "outcomes": "".join(new_o[i] for i in changed),
@@ -569,6 +572,7 @@ class _Reader:
 # A delta's indices: unsigned 32-bit little-endian, base64 (json parses one string, not thousands
 # of numbers; one test is found with bytes.rfind, all of them decoded in C).
 _INDEX_BYTES: Final = 4
+_CHANGE_CHARS: Final = _INDEX_BYTES * 4 / 3 + 2  # a change's share of a delta: its index in base64, 2 codes
 
 
 def encode_indices(indices: Sequence[int]) -> str:
