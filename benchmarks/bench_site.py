@@ -1,7 +1,12 @@
 """Benchmark: the published site at the scale it will reach, 20 columns x 50,000 tests (1M results),
 measured in one run (this machine is noisy; the sizes are exact, the times indicative).
 
-    python benchmarks/bench_site.py [--columns 20] [--tests 50000] [--runs 3] [--data DIR] [--single-file]
+    python benchmarks/bench_site.py [--cells 20] [--tests 50000] [--runs 3] [--data DIR] [--single-file]
+    python benchmarks/bench_site.py --scales 20x50000,100x50000   # each scale in turn, then side by side
+
+A scale is CELLSxTESTS (cells, each its own column, of TESTS tests each): 20x50000 is 1M results,
+100x50000 5M. With --scales, each scale is measured as above and the summary table prints the merge
+and publish peaks, the largest site file and the first draw of each, side by side.
 
 Input: benchmarks/cellgen.py's cells (every file `harness run` writes; 90% pass, 5% skips, 3%
 failures with ~2 KB traces, xfails, setup errors), here without the large captured outputs, which
@@ -145,22 +150,78 @@ def browse(site: Path) -> dict[str, float]:
     return out
 
 
+def parse_scales(text: str) -> list[tuple[int, int]]:
+    """'20x50000,100x50000' -> [(20, 50000), (100, 50000)]."""
+    scales = []
+    for item in text.split(","):
+        cells, sep, tests = item.strip().lower().partition("x")
+        if not sep or not cells.isdigit() or not tests.isdigit() or int(cells) < 1 or int(tests) < 1:
+            raise argparse.ArgumentTypeError(f"{item!r} is not CELLSxTESTS (e.g. 20x50000)")
+        scales.append((int(cells), int(tests)))
+    return scales
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--columns", type=int, default=20)
-    parser.add_argument("--tests", type=int, default=50_000)
+    parser.add_argument("--cells", "--columns", dest="columns", type=int, default=20, help="cells (one column each)")
+    parser.add_argument("--tests", type=int, default=50_000, help="tests per cell")
+    parser.add_argument("--scales", type=parse_scales, help="CELLSxTESTS[,CELLSxTESTS...]: several scales in turn")
     parser.add_argument("--runs", type=int, default=3, help="publications into the site (history depth)")
     parser.add_argument("--data", type=Path, help="keep the generated cells here and reuse them next time")
     parser.add_argument("--single-file", action="store_true", help="also time the one-file page, for comparison")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="bench-site-"))
-    try:
-        return bench(root, args)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    scales = args.scales or [(args.columns, args.tests)]
+    rows: list[dict[str, Any]] = []
+    code = 0
+    for columns, tests in scales:
+        root = Path(tempfile.mkdtemp(prefix="bench-site-"))
+        try:
+            scale = argparse.Namespace(**{**vars(args), "columns": columns, "tests": tests})
+            if args.data and len(scales) > 1:
+                scale.data = args.data / f"{columns}x{tests}"
+            print(f"\n=== {columns} cells x {tests} tests ({columns * tests:,} results) ===", flush=True)
+            rc, figures = bench(root, scale)
+            code = max(code, rc)
+            rows.append(figures)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    print_side_by_side(rows)
+    return code
 
 
-def bench(root: Path, args: argparse.Namespace) -> int:
+def print_side_by_side(rows: list[dict[str, Any]]) -> None:
+    """One column per scale: what issue 29 tracks (the peaks, the largest file, the first draw)."""
+
+    def cell(value: Any, form: str) -> str:
+        return "-" if value is None else form.format(value)
+
+    lines = [
+        ("results", lambda r: f"{r['results']:,}"),
+        ("merge time", lambda r: cell(r["merge_s"], "{:.1f} s")),
+        ("merge peak", lambda r: cell(r["merge_mb"], "{:.0f} MB")),
+        ("publish time (last run)", lambda r: cell(r["publish_s"], "{:.1f} s")),
+        ("publish peak", lambda r: cell(r["publish_mb"], "{:.0f} MB")),
+        ("largest site file", lambda r: cell(r["largest_mb"], "{:.1f} MB") + f" {r['largest'] or ''}".rstrip()),
+        ("matrix.json.gz", lambda r: cell(r["gz_mb"], "{:.1f} MB")),
+        ("history/", lambda r: cell(r["history_mb"], "{:.1f} MB")),
+        ("first draw (page clock)", lambda r: cell(r["first_draw_s"], "{:.2f} s")),
+    ]
+    heads = [f"{r['columns']} x {r['tests']}" for r in rows]
+    width = max(24, *(len(f(r)) for _, f in lines for r in rows)) + 2
+    print("\nside by side:")
+    print(f"  {'':<26}" + "".join(f"{h:>{width}}" for h in heads))
+    for name, form in lines:
+        print(f"  {name:<26}" + "".join(f"{form(r):>{width}}" for r in rows))
+
+
+def bench(root: Path, args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
+    figures: dict[str, Any] = {
+        "columns": args.columns,
+        "tests": args.tests,
+        "results": args.columns * args.tests,
+        **dict.fromkeys(("merge_s", "merge_mb", "publish_s", "publish_mb", "largest", "largest_mb")),
+        **dict.fromkeys(("gz_mb", "history_mb", "first_draw_s")),
+    }
     cells_dir = args.data or root / "cells"
     print(f"cells: {args.columns} x {args.tests} tests in {cells_dir}", flush=True)
     started = time.perf_counter()
@@ -188,9 +249,12 @@ def bench(root: Path, args: argparse.Namespace) -> int:
     print(f"\n{'step':<44} {'time':>8} {'peak RSS':>10}")
     for step in steps:
         print(step.text())
+    if merge.seconds != float("inf"):
+        figures.update(merge_s=merge.seconds, merge_mb=merge.peak_mb)
     if publish.seconds == float("inf"):
         print("publish failed; no site to measure")
-        return 1
+        return 1, figures
+    figures.update(publish_s=publish.seconds, publish_mb=publish.peak_mb)
 
     sizes = site_sizes(site)
     print(f"\nsite: {sizes['files']} files, {sizes['total_mb']:.1f} MB in all")
@@ -202,7 +266,10 @@ def bench(root: Path, args: argparse.Namespace) -> int:
     print(f"  data/ (page parts)    {sizes['data'][0]} files, {sizes['data'][1]:.1f} MB")
     print(f"  history/              {sizes['history'][0]} files, {sizes['history'][1]:.1f} MB ({args.runs} runs)")
 
+    figures.update(largest=sizes["largest"][0], largest_mb=sizes["largest"][1], gz_mb=sizes["matrix.json.gz"])
+    figures["history_mb"] = sizes["history"][1]
     times = browse(site) if Path(CHROMIUM).exists() else {}
+    figures["first_draw_s"] = times.get("first_draw_s")
     if times:
         print("\nheadless Chromium, the site over HTTP on this host:")
         first, wall = times["first_draw_s"], times["first_draw_wall_s"]
@@ -222,7 +289,7 @@ def bench(root: Path, args: argparse.Namespace) -> int:
     if merge.peak_mb > MERGE_MB or merge.seconds == float("inf"):
         failures.append(f"the merge peaked at {merge.peak_mb:.0f} MB (limit {MERGE_MB:g})")
     print("\ntargets: " + ("all met" if not failures else "MISSED: " + "; ".join(failures)))
-    return 1 if failures else 0
+    return (1 if failures else 0), figures
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness import jsonio
 from harness.errors import InputError, UsageError
-from harness.publish.history import load_history, load_results
+from harness.publish.history import load_history, load_test_results, recorded_ids
 from harness.publish.render.symbols import PAGE_OUTCOME_SYMBOLS
 from harness.publish.timeline import NIGHTLY_SUFFIX, ColumnTimeline, Point, timelines_for
 
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     runs = load_history(args.history, limit=args.runs, problems=problems)
     if not runs:
         raise InputError(f"{args.history}: no published run recorded here" + (f" ({problems[0]})" if problems else ""))
-    results = load_results(args.history, runs, problems)
+    results = load_test_results(args.history, runs, args.test, problems)
     for problem in problems:
         print(f"harness: warning: {problem}", file=sys.stderr)  # stdout stays the answer (JSON parses)
     timelines = timelines_for(args.test, runs, results)
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--column {', '.join(unknown)}: no result of {args.test} on it in the runs read")
         timelines = [t for t in timelines if t.column in args.column]
     if not timelines:
-        known = next((r.ids for r in reversed(results) if r is not None), ())
+        known = recorded_ids(args.history, runs)
         close = difflib.get_close_matches(args.test, known, n=3, cutoff=0.6)
         recorded = sum(r is not None for r in results)
         raise UsageError(

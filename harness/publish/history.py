@@ -3,8 +3,9 @@ and an index.
 
     history/<UTC time>-<run key>.json          the run's summary: per column state, counts, score,
                                                torch build, per-feature state (what the trend reads)
-    history/tests/<UTC time>-<run key>.json    the run's per-test results: per column one character
-                                               per test for its outcome and one for its duration
+    history/tests/<UTC time>-<run key>.json    the run's per-test results: a keyframe (per column one
+                                               character per test for its outcome and one for its
+                                               duration) or what changed since the run before it
     history/tests/ids-<sha256 of the ids>.json the test ids those characters follow, shared by every
                                                run of the same tests (so a run adds no id list)
     history/index.json                         derived from the files present; rewritten each time
@@ -15,16 +16,25 @@ results) are still read: their runs have a trend point and no per-test results.
 
 Per-test results are compact because a site at its scale holds 20 columns x 50,000 tests per run: an
 outcome is one character (`OUTCOME_CODES`), a duration one character of a logarithmic scale
-(`duration_code`: 25 % steps from 1 ms to about 17 minutes). Both strings compress to little in git.
+(`duration_code`: 25 % steps from 1 ms to about 17 minutes). A nightly changes a few % of them, so
+history-results/2 stores, per column, only the tests whose codes changed since the previous
+recorded run (`base`), with a keyframe (every code) every `KEYFRAME_EVERY` runs, when the test ids
+change, and for a column the base lacks: a year of nightly runs is then about 13 keyframes and 352
+small deltas instead of 365 full copies, and a reader follows at most `KEYFRAME_EVERY` files back.
+history-results/1 files (every code, every run; what publishes before it wrote) are still read, and
+serve as a base like a keyframe.
 """
 
 from __future__ import annotations
 
+import array
+import binascii
 import hashlib
 import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,7 +47,12 @@ from harness.outcomes import BAD, GOOD, Outcome, Rollup, SkipClass
 
 HISTORY_SCHEMA: Final = "history/2"
 READABLE_SCHEMAS: Final = frozenset({"history/1", HISTORY_SCHEMA})
-RESULTS_SCHEMA: Final = "history-results/1"
+RESULTS_SCHEMA: Final = "history-results/2"
+RESULTS_SCHEMA_V1: Final = "history-results/1"  # every code in every run (read, and written for comparison)
+READABLE_RESULTS: Final = frozenset({RESULTS_SCHEMA_V1, RESULTS_SCHEMA})
+# A keyframe every 30 runs: a delta's chain (what a reader follows back) stays short, and a year of
+# nightlies holds 13 full copies, not 365.
+KEYFRAME_EVERY: Final = 30
 IDS_SCHEMA: Final = "history-ids/1"
 RESULTS_DIR: Final = "tests"
 # <publish time, UTC, to the microsecond>-<run key>.json: names sort in the order runs were appended.
@@ -300,25 +315,51 @@ def ids_name(ids: Sequence[str]) -> str:
     return f"{RESULTS_DIR}/ids-{digest}.json"
 
 
-def append_run(history_dir: Path, matrix: Matrix) -> Path | None:
+def append_run(history_dir: Path, matrix: Matrix, *, results_schema: str = RESULTS_SCHEMA) -> Path | None:
     """Write this run's summary and per-test results (new files only) and refresh the index; None
-    when the run is already recorded."""
+    when the run is already recorded. `results_schema` RESULTS_SCHEMA_V1 writes every code, as
+    publishes before history-results/2 did (for the comparisons in tests and benchmarks)."""
     outputs.make_dirs(history_dir)
     summary = summarize(matrix)
     if any(m.group(2) == summary.run for m in _names(history_dir)):
         write_index(history_dir)
         return None
-    stamp = _stamp()
     ids, outcomes, durations = result_codes(matrix)
+    return append_codes(history_dir, summary, ids, outcomes, durations, results_schema=results_schema)
+
+
+def append_codes(
+    history_dir: Path,
+    summary: RunSummary,
+    ids: Sequence[str],
+    outcomes: Mapping[str, str],
+    durations: Mapping[str, str],
+    *,
+    results_schema: str = RESULTS_SCHEMA,
+) -> Path | None:
+    """append_run's writing, from the run's codes (`result_codes`): the id list when new, the
+    per-test results (a delta against the previous recorded run where it can be), the summary last
+    (a kill before it leaves an unnamed results file, which no summary points at: never a base)."""
+    outputs.make_dirs(history_dir)
+    if any(m.group(2) == summary.run for m in _names(history_dir)):
+        write_index(history_dir)
+        return None
+    stamp = _stamp()
     id_file = ids_name(ids)
     if not (history_dir / id_file).exists():
-        _write_once(history_dir / id_file, _dumps({"schema": IDS_SCHEMA, "ids": ids}))
+        _write_once(history_dir / id_file, _dumps({"schema": IDS_SCHEMA, "ids": list(ids)}))
     results = f"{RESULTS_DIR}/{stamp}-{summary.run}.json"
-    columns = {cid: {"outcomes": outcomes[cid], "durations": durations[cid]} for cid in outcomes}
-    _write_once(
-        history_dir / results,
-        _dumps({"schema": RESULTS_SCHEMA, "run": summary.run, "ids": id_file, "columns": columns}),
-    )
+    full = {cid: {"outcomes": outcomes[cid], "durations": durations[cid]} for cid in outcomes}
+    if results_schema == RESULTS_SCHEMA_V1:
+        document: dict[str, Any] = {"schema": RESULTS_SCHEMA_V1, "run": summary.run, "ids": id_file, "columns": full}
+    else:
+        document = {"schema": RESULTS_SCHEMA, "run": summary.run, "ids": id_file, "base": None, "depth": 0}
+        document["columns"] = full
+        base = _delta_base(history_dir, id_file)
+        if base is not None:
+            name, depth, state = base
+            document.update(base=name, depth=depth + 1, columns=delta_columns(state, outcomes, durations))
+    _write_once(history_dir / results, _dumps(document))
     summary = RunSummary(
         generated_at=summary.generated_at,
         run=summary.run,
@@ -331,6 +372,49 @@ def append_run(history_dir: Path, matrix: Matrix) -> Path | None:
         return None
     write_index(history_dir)
     return path
+
+
+def _delta_base(history_dir: Path, id_file: str) -> tuple[str, int, _State] | None:
+    """The newest recorded run's results (name, chain depth, codes) when this run can be stored as
+    a delta against them: same test ids, readable, and its chain shorter than KEYFRAME_EVERY - 1."""
+    for run in reversed(load_history(history_dir, limit=None)):
+        if not run.results:
+            continue
+        reader = _Reader(history_dir)
+        try:
+            document = reader.document(run.results)
+            depth = int(document.get("depth") or 0)
+            if document.get("ids") != id_file or depth + 1 >= KEYFRAME_EVERY:
+                return None
+            return run.results, depth, reader.state(run.results)
+        except (OSError, ValueError, TypeError, AttributeError):
+            return None  # an unreadable base: this run is a keyframe
+    return None
+
+
+def delta_columns(base: _State, outcomes: Mapping[str, str], durations: Mapping[str, str]) -> dict[str, Any]:
+    """Per column, its changes since `base` ({"at": the changed tests' indices, "outcomes",
+    "durations": their new codes}), or every code for a column the base lacks."""
+    columns: dict[str, Any] = {}
+    for cid, new_o in outcomes.items():
+        new_d = durations[cid]
+        if cid not in base.outcomes:
+            columns[cid] = {"outcomes": new_o, "durations": new_d}
+            continue
+        old_o, old_d = base.outcomes[cid], base.durations[cid]
+        if old_o == new_o and old_d == new_d:
+            columns[cid] = {"at": "", "outcomes": "", "durations": ""}
+            continue
+        changed = [i for i, (a, b, c, d) in enumerate(zip(old_o, new_o, old_d, new_d, strict=True)) if a != b or c != d]
+        if len(changed) * _CHANGE_CHARS >= 2 * len(new_o):  # the changes would outweigh every code
+            columns[cid] = {"outcomes": new_o, "durations": new_d}
+            continue
+        columns[cid] = {
+            "at": encode_indices(changed),
+            "outcomes": "".join(new_o[i] for i in changed),
+            "durations": "".join(new_d[i] for i in changed),
+        }
+    return columns
 
 
 def _names(history_dir: Path) -> list[re.Match[str]]:
@@ -364,51 +448,231 @@ def load_history(history_dir: Path, limit: int | None = 200, problems: list[str]
     return runs
 
 
-class _IdLists:
-    """Id lists read once each (every run of the same tests shares one)."""
+@dataclass(frozen=True)
+class _State:
+    """One recorded run's codes, every test: what a delta applies to."""
+
+    ids: str  # the id list's file
+    outcomes: Mapping[str, str]
+    durations: Mapping[str, str]
+
+
+class _Reader:
+    """Reads results files of either schema, following a delta's chain to its keyframe; id lists and
+    rebuilt runs are read once each."""
 
     def __init__(self, history_dir: Path) -> None:
         self.history_dir = history_dir
-        self.cache: dict[str, tuple[str, ...]] = {}
+        self.ids_cache: dict[str, tuple[str, ...]] = {}
+        self.positions: dict[str, dict[str, int]] = {}
+        self.states: dict[str, _State] = {}
+        self.points: dict[tuple[str, str], tuple[str, bool, dict[str, tuple[str, str]]]] = {}
 
-    def get(self, name: str) -> tuple[str, ...]:
-        found = self.cache.get(name)
+    def ids(self, name: str) -> tuple[str, ...]:
+        found = self.ids_cache.get(name)
         if found is None:
             if not _safe_relative(name):
                 raise ValueError(f"id list path {name!r} is not a file under history/")
             data = json.loads((self.history_dir / name).read_text(encoding="utf-8"))
             if not isinstance(data, dict) or data.get("schema") != IDS_SCHEMA or not isinstance(data.get("ids"), list):
                 raise ValueError(f"{name} is not a {IDS_SCHEMA} id list")
-            found = self.cache[name] = tuple(str(i) for i in data["ids"])
+            found = self.ids_cache[name] = tuple(str(i) for i in data["ids"])
         return found
+
+    def position(self, name: str) -> dict[str, int]:
+        found = self.positions.get(name)
+        if found is None:
+            found = self.positions[name] = {test: index for index, test in enumerate(self.ids(name))}
+        return found
+
+    def document(self, name: str) -> dict[str, Any]:
+        if not _safe_relative(name):
+            raise ValueError(f"results path {name!r} is not a file under history/")
+        data = json.loads((self.history_dir / name).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("schema") not in READABLE_RESULTS:
+            raise ValueError(f"not a {RESULTS_SCHEMA} file")
+        if not isinstance(data.get("columns") or {}, dict):
+            raise ValueError("its columns are not an object")
+        return data
+
+    def _base(self, document: dict[str, Any], name: str, chain: int) -> str | None:
+        base = document.get("base") if document.get("schema") == RESULTS_SCHEMA else None
+        if base is None:
+            return None
+        if not isinstance(base, str) or base == name or chain >= KEYFRAME_EVERY:
+            raise ValueError(f"its base {base!r} is not an earlier results file within {KEYFRAME_EVERY} runs")
+        return base
+
+    def state(self, name: str, chain: int = 0) -> _State:
+        """Every code of the run `name` (a keyframe's own, a delta's applied to its base's)."""
+        found = self.states.get(name)
+        if found is not None:
+            return found
+        document = self.document(name)
+        id_file = str(document.get("ids"))
+        n = len(self.ids(id_file))
+        base_name = self._base(document, name, chain)
+        base = self.state(base_name, chain + 1) if base_name else None
+        if base is not None and base.ids != id_file:
+            raise ValueError(f"its base {base_name} follows other test ids")
+        outcomes: dict[str, str] = {}
+        durations: dict[str, str] = {}
+        for column, codes in (document.get("columns") or {}).items():
+            o, d = str(codes.get("outcomes", "")), str(codes.get("durations", ""))
+            if "at" in codes:
+                if base is None or column not in base.outcomes:
+                    raise ValueError(f"column {column}: changes without a base that has the column")
+                at = decode_indices(_index_bytes(codes["at"], len(o), len(d), column))
+                if at and max(at) >= n:
+                    raise ValueError(f"column {column}: a changed test's index is past the {n} tests")
+                o, d = _apply(base.outcomes[column], at, o), _apply(base.durations[column], at, d)
+            elif len(o) != n or len(d) != n:
+                raise ValueError(f"column {column}: {len(o)} outcome codes for {n} tests")
+            outcomes[str(column)], durations[str(column)] = o, d
+        found = self.states[name] = _State(id_file, outcomes, durations)
+        return found
+
+    def test_codes(self, name: str, test: str, chain: int = 0) -> tuple[str, bool, dict[str, tuple[str, str]]]:
+        """(its id list, whether `test` is among those ids, column -> the test's (outcome, duration)
+        codes), read without rebuilding the run: a delta's value for one test is its own change or
+        its base's."""
+        key = (name, test)
+        if key in self.points:
+            return self.points[key]
+        document = self.document(name)
+        id_file = str(document.get("ids"))
+        index = self.position(id_file).get(test)
+        if index is None:
+            absent = id_file, False, {str(c): ("", "") for c in (document.get("columns") or {})}
+            self.points[key] = absent
+            return absent
+        n = len(self.ids(id_file))
+        base_name = self._base(document, name, chain)
+        base = None
+        if base_name:
+            base_ids, _, base = self.test_codes(base_name, test, chain + 1)
+            if base_ids != id_file:
+                raise ValueError(f"its base {base_name} follows other test ids")
+        found: dict[str, tuple[str, str]] = {}
+        for column, codes in (document.get("columns") or {}).items():
+            o, d = str(codes.get("outcomes", "")), str(codes.get("durations", ""))
+            if "at" in codes:
+                if base is None or column not in base:
+                    raise ValueError(f"column {column}: changes without a base that has the column")
+                k = find_index(_index_bytes(codes["at"], len(o), len(d), column), index)
+                found[str(column)] = (o[k], d[k]) if k >= 0 else base[column]
+            elif len(o) != n or len(d) != n:
+                raise ValueError(f"column {column}: {len(o)} outcome codes for {n} tests")
+            else:
+                found[str(column)] = (o[index], d[index])
+        self.points[key] = (id_file, True, found)
+        return id_file, True, found
+
+
+# A delta's indices: unsigned 32-bit little-endian, base64 (json parses one string, not thousands
+# of numbers; one test is found with bytes.rfind, all of them decoded in C).
+_INDEX_BYTES: Final = 4
+_CHANGE_CHARS: Final = _INDEX_BYTES * 4 / 3 + 2  # a change's share of a delta: its index in base64, 2 codes
+
+
+def encode_indices(indices: Sequence[int]) -> str:
+    packed = array.array("I", indices)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
+
+
+def decode_indices(raw: bytes) -> array.array:
+    packed = array.array("I")
+    packed.frombytes(raw)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed
+
+
+def _index_bytes(text: Any, outcomes: int, durations: int, column: str) -> bytes:
+    """A delta column's indices as bytes, checked: one per changed code."""
+    if not isinstance(text, str):
+        raise ValueError(f"column {column}: its changed indices are not a base64 string")
+    try:
+        raw = binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
+    except binascii.Error as err:
+        raise ValueError(f"column {column}: its changed indices are not base64 ({err})") from None
+    if len(raw) != outcomes * _INDEX_BYTES or outcomes != durations:
+        raise ValueError(f"column {column}: its changes and their codes differ in number")
+    return raw
+
+
+def find_index(raw: bytes, index: int) -> int:
+    """Where `index` is among the packed indices (the last time, as applying them all keeps the
+    last), or -1."""
+    key = index.to_bytes(_INDEX_BYTES, "little")
+    end = len(raw)
+    while (at := raw.rfind(key, 0, end)) >= 0:
+        if at % _INDEX_BYTES == 0:
+            return at // _INDEX_BYTES
+        end = at + _INDEX_BYTES - 1  # a match across two indices: look before it
+    return -1
+
+
+def _apply(codes: str, at: Sequence[int], changes: str) -> str:
+    buffer = bytearray(codes, "ascii")
+    for index, code in zip(at, changes.encode("ascii"), strict=True):
+        buffer[index] = code
+    return buffer.decode("ascii")
 
 
 def load_results(
     history_dir: Path, runs: Sequence[RunSummary], problems: list[str] | None = None
 ) -> list[RunResults | None]:
     """Each run's per-test results (None for a run that has none, or whose files are unreadable)."""
-    lists = _IdLists(history_dir)
+    reader = _Reader(history_dir)
     out: list[RunResults | None] = []
     for run in runs:
         if not run.results:
             out.append(None)
             continue
-        path = history_dir / run.results
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or data.get("schema") != RESULTS_SCHEMA:
-                raise ValueError(f"not a {RESULTS_SCHEMA} file")
-            ids = lists.get(str(data.get("ids")))
-            outcomes: dict[str, str] = {}
-            durations: dict[str, str] = {}
-            for column, codes in (data.get("columns") or {}).items():
-                o, d = str(codes.get("outcomes", "")), str(codes.get("durations", ""))
-                if len(o) != len(ids) or len(d) != len(ids):
-                    raise ValueError(f"column {column}: {len(o)} outcome codes for {len(ids)} tests")
-                outcomes[str(column)], durations[str(column)] = o, d
-            out.append(RunResults(run=run.run, ids=ids, outcomes=outcomes, durations=durations))
+            state = reader.state(run.results)
+            ids = reader.ids(state.ids)
+            out.append(RunResults(run=run.run, ids=ids, outcomes=state.outcomes, durations=state.durations))
         except (OSError, ValueError, AttributeError, TypeError) as err:
             if problems is not None:
-                problems.append(f"{path}: unreadable per-test history ({err})")
+                problems.append(f"{history_dir / run.results}: unreadable per-test history ({err})")
             out.append(None)
     return out
+
+
+def load_test_results(
+    history_dir: Path, runs: Sequence[RunSummary], test: str, problems: list[str] | None = None
+) -> list[RunResults | None]:
+    """load_results for one test: each run's results cut to `test` (ids `(test,)`, or `()` where the
+    run has no such test), read without rebuilding every run. What `harness history TEST` reads."""
+    reader = _Reader(history_dir)
+    out: list[RunResults | None] = []
+    for run in runs:
+        if not run.results:
+            out.append(None)
+            continue
+        try:
+            _, present, codes = reader.test_codes(run.results, test)
+            outcomes = {column: o for column, (o, _) in codes.items()}
+            durations = {column: d for column, (_, d) in codes.items()}
+            out.append(RunResults(run=run.run, ids=(test,) if present else (), outcomes=outcomes, durations=durations))
+        except (OSError, ValueError, AttributeError, TypeError, IndexError) as err:
+            if problems is not None:
+                problems.append(f"{history_dir / run.results}: unreadable per-test history ({err})")
+            out.append(None)
+    return out
+
+
+def recorded_ids(history_dir: Path, runs: Sequence[RunSummary]) -> tuple[str, ...]:
+    """The test ids of the newest run with readable per-test results (for "did you mean")."""
+    reader = _Reader(history_dir)
+    for run in reversed(runs):
+        if run.results:
+            try:
+                return reader.ids(str(reader.document(run.results).get("ids")))
+            except (OSError, ValueError, AttributeError, TypeError):
+                continue
+    return ()

@@ -82,15 +82,24 @@ def _one_error_line(stderr: str) -> str:
 
 
 # -- kills -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("first", [False, True], ids=["next-publication", "first-publication"])
+@pytest.mark.parametrize(
+    ("first", "nightly"),
+    [(False, False), (True, False), (False, True)],
+    ids=["next-publication", "first-publication", "next-nightly-delta"],
+)
 def test_publish_killed_at_every_file_operation_leaves_the_old_or_the_new_site(
-    matrices: tuple[Path, Path], tmp_path: Path, first: bool
+    matrices: tuple[Path, Path], tmp_path: Path, first: bool, nightly: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base, new = matrices
     old_root = tmp_path / "old"
     old_root.mkdir()
+    if nightly:  # the same tests published again by the next run: its per-test history is a delta
+        base = new
+        monkeypatch.setenv("GITHUB_RUN_ID", "1")
     if not first:
         assert run_harness(_publish(old_root / "site", base)).returncode == 0
+    if nightly:
+        monkeypatch.setenv("GITHUB_RUN_ID", "2")
         # What killed runs of older versions left in place: swept by the next publication.
         (old_root / "site" / ".matrix.json.k3x9_a2b").write_text("half a matrix")
         (old_root / "site" / "history" / "tests" / ".ids-1.json.4242.tmp").write_text("{")
@@ -100,10 +109,13 @@ def test_publish_killed_at_every_file_operation_leaves_the_old_or_the_new_site(
     reference = fresh_copy(old_root, tmp_path / "reference")
     operations = operations_of(_publish(reference / "site", new), tmp_path / "ops.log")
     new_site = tree(reference / "site", normalise=True)
-    diff_md = (reference / "site" / "diff.md").read_bytes() if not first else None
+    diff_md = (reference / "site" / "diff.md").read_bytes() if not first and not nightly else None
     assert temp_files(reference) == [] and not (reference / "site" / ".data.new").exists()
     assert any(op.startswith(("harness.outputs.exchange", "os.rename")) for op in operations)
     assert 20 < len(operations) < 200, operations
+    if nightly:
+        results = [json.loads(p.read_text()) for p in (reference / "site" / "history" / "tests").glob("2*.json")]
+        assert sorted(r.get("base") is not None for r in results) == [False, True], "one keyframe, one delta"
 
     def kill(n: int, out: Path) -> list[str]:
         return _publish(fresh_copy(old_root, tmp_path / f"kill-{n}") / "site", new)

@@ -6,6 +6,8 @@ of history/1 entries, the timeline verdict (first bad, last good, flips within a
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -18,12 +20,21 @@ from harness.model import ColumnState
 from harness.outcomes import Outcome, Rollup
 from harness.publish.history import (
     HISTORY_SCHEMA,
+    KEYFRAME_EVERY,
+    RESULTS_SCHEMA,
+    RESULTS_SCHEMA_V1,
     RunSummary,
+    append_codes,
     append_run,
+    decode_indices,
     duration_code,
     duration_of,
+    encode_indices,
+    find_index,
     load_history,
     load_results,
+    load_test_results,
+    result_codes,
     summarize,
 )
 from harness.publish.timeline import timelines_for
@@ -233,3 +244,138 @@ def test_durations_keep_a_quarter_step_on_a_log_scale() -> None:
         assert back is not None and abs(back - seconds) / seconds < 0.125
     assert duration_of(duration_code(None)) is None and duration_of(duration_code(0.0)) == 0.0
     assert duration_of(duration_code(1e6)) == duration_of(duration_code(2e6)), "clamped at the top"
+
+
+# -- history-results/2: what changed since the run before -----------------------------------------
+def _nightlies(count: int) -> list[tuple[RunSummary, list[str], dict[str, str], dict[str, str]]]:
+    """`count` runs of a real matrix's codes, each changing a few tests (an outcome flip, a duration
+    step) from the one before; a column that comes for runs 10-14, a test that goes at run 20 (new
+    ids: a keyframe), every test of one column changed at run 25. Enough runs to pass KEYFRAME_EVERY."""
+    matrix = releases_matrix()
+    summary = summarize(matrix)
+    ids, outcomes, durations = result_codes(matrix)
+    first = next(iter(outcomes))
+    runs = []
+    for k in range(count):
+        n = len(ids)
+        o = {c: list(v) for c, v in outcomes.items()}
+        d = {c: list(v) for c, v in durations.items()}
+        for column in o:
+            index = (k * 7 + len(column)) % n
+            o[column][index] = "f" if o[column][index] != "f" else "p"
+            d[column][(k * 3) % n] = "ABC"[k % 3]
+        outcomes = {c: "".join(v) for c, v in o.items()}
+        durations = {c: "".join(v) for c, v in d.items()}
+        if k == 25:  # every test of one column flaky: a delta column would outweigh its codes
+            outcomes[first] = "k" * len(outcomes[first])
+        if k == 20:
+            ids, outcomes, durations = (
+                ids[:-1],
+                {c: v[:-1] for c, v in outcomes.items()},
+                {c: v[:-1] for c, v in durations.items()},
+            )
+        these_o, these_d = dict(outcomes), dict(durations)
+        if 10 <= k < 15:
+            these_o["extra"], these_d["extra"] = outcomes[first][::-1], durations[first][::-1]
+        at = dataclasses.replace(
+            summary, run=f"n{k:03d}", generated_at=f"2026-{1 + k // 28:02d}-{1 + k % 28:02d}T03:00:00Z"
+        )
+        runs.append((at, list(ids), these_o, these_d))
+    return runs
+
+
+def _publish(history: Path, runs, schema: str) -> None:
+    for summary, ids, outcomes, durations in runs:
+        assert append_codes(history, summary, ids, outcomes, durations, results_schema=schema) is not None
+
+
+def _answers(history: Path, tests, capsys) -> list[str]:
+    out = []
+    for test in tests:
+        assert main(["history", test, "--history", str(history), "--runs", "365", "--format", "json"]) == 0
+        out.append(capsys.readouterr().out)
+    return out
+
+
+def test_the_delta_format_gives_the_same_answers_as_the_old_one(tmp_path: Path, capsys) -> None:
+    runs = _nightlies(KEYFRAME_EVERY + 25)
+    old, new = tmp_path / "old", tmp_path / "new"
+    _publish(old, runs, RESULTS_SCHEMA_V1)
+    _publish(new, runs, RESULTS_SCHEMA)
+    documents = [json.loads(p.read_text()) for p in sorted((new / "tests").glob("2*.json"))]
+    kinds = ["key" if d["base"] is None else "delta" for d in documents]
+    assert {d["schema"] for d in documents} == {RESULTS_SCHEMA}
+    assert kinds[0] == "key" and kinds[20] == "key", "the first run and new test ids are keyframes"
+    assert kinds[20 + KEYFRAME_EVERY] == "key", "a keyframe every KEYFRAME_EVERY runs"
+    assert kinds.count("delta") == len(runs) - 3 and max(d["depth"] for d in documents) == KEYFRAME_EVERY - 1
+    column = next(iter(runs[0][2]))
+    assert "at" in documents[5]["columns"][column] and "at" not in documents[10]["columns"]["extra"]
+    assert "at" in documents[11]["columns"]["extra"], "a column the base has is a delta"
+    assert "at" not in documents[25]["columns"][column] and "at" in documents[26]["columns"][column]
+    size = lambda folder: sum(p.stat().st_size for p in (folder / "tests").glob("2*.json"))  # noqa: E731
+    assert size(new) < size(old)
+    for window in (None, 7, 33):  # from a keyframe, and starting in the middle of a chain
+        old_runs, new_runs = load_history(old, limit=window), load_history(new, limit=window)
+        assert [r.run for r in old_runs] == [r.run for r in new_runs]
+        assert load_results(new, new_runs) == load_results(old, old_runs)
+    all_runs, old_runs = load_history(new, limit=None), load_history(old, limit=None)
+    full = load_results(new, all_runs)
+    ids = runs[0][1]
+    for test in ids:
+        expected = timelines_for(test, all_runs, full)
+        assert timelines_for(test, all_runs, load_test_results(new, all_runs, test)) == expected
+        assert timelines_for(test, old_runs, load_test_results(old, old_runs, test)) == expected
+    broke = [test for test in ids if any(t.verdict.first_bad is not None for t in timelines_for(test, all_runs, full))]
+    assert len(broke) > 5, "the runs compared hold tests that broke"
+    asked = [*broke[:4], ids[-1]]  # the last test is gone from run 20 on
+    assert _answers(new, asked, capsys) == _answers(old, asked, capsys)
+
+
+def test_an_old_sites_history_is_read_and_continued(tmp_path: Path, capsys) -> None:
+    """A site whose history-results/1 files came before: new runs are deltas against them, and
+    every answer is the one an all-old history gives."""
+    runs = _nightlies(12)
+    old, mixed = tmp_path / "old", tmp_path / "mixed"
+    _publish(old, runs, RESULTS_SCHEMA_V1)
+    _publish(mixed, runs[:6], RESULTS_SCHEMA_V1)
+    _publish(mixed, runs[6:], RESULTS_SCHEMA)
+    documents = [json.loads(p.read_text()) for p in sorted((mixed / "tests").glob("2*.json"))]
+    assert [d["schema"] for d in documents] == [RESULTS_SCHEMA_V1] * 6 + [RESULTS_SCHEMA] * 6
+    assert documents[6]["base"] == f"tests/{sorted((mixed / 'tests').glob('2*.json'))[5].name}"
+    assert load_results(mixed, load_history(mixed)) == load_results(old, load_history(old))
+    tests = runs[0][1][:3]
+    assert _answers(mixed, tests, capsys) == _answers(old, tests, capsys)
+
+
+def test_a_broken_delta_is_reported_and_the_other_runs_still_read(tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    nightlies = _nightlies(6)
+    _publish(history, nightlies, RESULTS_SCHEMA)
+    files = sorted((history / "tests").glob("2*.json"))
+    loop = json.loads(files[3].read_text())
+    files[3].write_text(json.dumps({**loop, "base": f"tests/{files[3].name}"}))
+    past = json.loads(files[4].read_text())
+    column = next(iter(past["columns"]))
+    count = len(past["columns"][column]["outcomes"])
+    past["columns"][column]["at"] = encode_indices([10**6] * count)
+    files[4].write_text(json.dumps(past))
+    runs = load_history(history)
+    for results in (
+        load_results(history, runs, problems := []),
+        load_test_results(history, runs, nightlies[0][1][0], problems2 := []),
+    ):
+        assert [r is None for r in results] == [False, False, False, True, True, True], "run 5 builds on the broken 4"
+        assert results[0] is not None
+    assert "is not an earlier results file" in problems[0] and "unreadable per-test history" in problems[0]
+    assert len(problems) == 3 and len(problems2) == 3
+
+
+def test_a_deltas_indices_round_trip_and_one_is_found_where_it_is() -> None:
+    indices = [0, 1, 255, 256, 65_536, 16_777_216 + 1, 50_000]
+    packed = base64.b64decode(encode_indices(indices))
+    assert list(decode_indices(packed)) == indices
+    for k, index in enumerate(indices):
+        assert find_index(packed, index) == k
+    # 2 = 02 00 00 00 is nowhere; 16,777,216 = 00 00 00 01 appears across 0's and 1's bytes only
+    assert find_index(packed, 2) == -1 and find_index(packed, 16_777_216) == -1
+    assert find_index(base64.b64decode(encode_indices([3, 9, 3])), 3) == 2, "the last, as applying keeps it"
