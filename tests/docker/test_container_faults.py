@@ -218,7 +218,9 @@ def test_backend_without_its_device_is_no_data(
     matrix = merge_cell_dirs([cell]).to_json()
     column = matrix["columns"][0]
     assert column["backend"] == get_backend(backend).id and column["state"] != "ok"  # a family names its current build
-    assert {cells[column["id"]]["state"] for cells in matrix["cells"].values()} == {"no-data"}
+    states = {cells[column["id"]]["state"] for cells in matrix["cells"].values()}
+    # nothing judged: NO DATA, except the rows this build cannot have at all (another family's, a later release's)
+    assert "no-data" in states and states <= {"no-data", "not-in-release"}, states
     assert "NO DATA" in (results / "summary.md").read_text()
 
 
