@@ -24,6 +24,7 @@ REDUCE_OVERHEAD = "torch.compile:reduce-overhead"
 SEMI_STRUCTURED = "torch.sparse.to_sparse_semi_structured"
 EXPANDABLE = "PYTORCH_ALLOC_CONF:expandable_segments"
 FLEX_BACKWARD = "torch.nn.attention.flex_attention.flex_attention:backward"
+COMPILE_PY315 = "torch.compile:python-3.15"
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,38 @@ REFUSALS: tuple[Refusal, ...] = (
         r"^Error original_tensor\.device= \w+(:\d+)? is not supported! Only CUDA tensors are currently supported\.",
         "torch/sparse/semi_structured.py (SparseSemiStructuredTensor._validate_device_dim_dtype_shape)",
         "Error original_tensor.device= cpu is not supported! Only CUDA tensors are currently supported.",
+    ),
+    Refusal(
+        "torch.nn.attention.varlen.varlen_attn",
+        ("cpu",),
+        ("NotImplementedError",),
+        r"^Could not run 'aten::_flash_attention_forward' with arguments from the 'CPU' backend\.",
+        "c10/core/dispatch/OperatorEntry.cpp (seen with 2.13.0+cpu: varlen_attn calls the Flash kernels, which have no"
+        " CPU kernel)",
+        "Could not run 'aten::_flash_attention_forward' with arguments from the 'CPU' backend. This could be because "
+        "the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if "
+        "using custom build).",
+    ),
+    *(
+        Refusal(
+            f"torch.nn.functional.{name}",
+            ("cpu", "xpu"),
+            ("NotImplementedError",),
+            rf"^Could not run 'aten::_{name}' with arguments from the '(CPU|XPU)' backend\.",
+            "torchgen/packaged/ATen/native/native_functions.yaml of the 2.15.0 wheel (_scaled_addmm.out dispatches to"
+            " CUDA only; the message is c10/core/dispatch/OperatorEntry.cpp's). ROCm's refusal comes from the C++"
+            " library, not seen here: not listed, so it is re-raised",
+            f"Could not run 'aten::_{name}' with arguments from the 'CPU' backend.",
+        )
+        for name in ("scaled_addmm", "scaled_addmm_")
+    ),
+    Refusal(
+        COMPILE_PY315,
+        ("cpu", "cuda", "rocm", "xpu"),
+        ("RuntimeError",),
+        r"^torch\.compile is not supported on Python 3\.15\+",
+        "torch/__init__.py of the 2.13.0 and 2.14.1 wheels (the Python-version guard; 2.15 moves it to 3.16+)",
+        "torch.compile is not supported on Python 3.15+",
     ),
     Refusal(
         EXPANDABLE,

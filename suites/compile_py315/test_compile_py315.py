@@ -13,13 +13,14 @@ refusal.
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 import pytest
 import torch
 import torch._dynamo
 from _support.compiler import inductor_toolchain
-from _support.requires import need, skip_hardware, skip_unsupported
+from _support.refusals import COMPILE_PY315, refused
+from _support.requires import need, skip_hardware
 
 
 class VersionInfo(NamedTuple):  # compares like sys.version_info and has its attributes
@@ -44,10 +45,8 @@ def _check(compiled, device, what: str) -> None:
     )
 
 
-def _refused(e: RuntimeError) -> None:
-    if "Python 3.15" not in str(e):
-        raise e
-    skip_unsupported(f"torch {torch.__version__} refuses torch.compile on Python 3.15: {str(e).splitlines()[0]}")
+def _refused(e: RuntimeError) -> NoReturn:
+    refused(COMPILE_PY315, e, f"torch {torch.__version__} refuses torch.compile on Python 3.15")
 
 
 @pytest.mark.host

@@ -3,8 +3,9 @@
 Upstream's words (the 2.15 docstring): "Compute a scaled matrix product and add it to input": out = beta *
 input + alpha * scaled_mm(mat1, mat2), with "the dtype of input; there is no separate output dtype". "CUDA
 recipes are supported when their selected implementation uses cuBLASLt; non-cuBLAS fallbacks and ROCm are
-not supported." So this is CUDA-only: on ROCm, the CPU and XPU the call must be refused, which is reported
-as ``[unsupported]`` with the refusal's own words (an expected fact, never a failure); on an NVIDIA GPU with
+not supported." So this is CUDA-only: on the CPU and XPU the call must be refused with the dispatcher's words
+(``_support/refusals.py``), reported as ``[unsupported]``; ROCm's refusal text is not known yet (it comes from
+the C++ library), so a ROCm refusal is re-raised until the table lists it; on an NVIDIA GPU with
 FP8 cuBLASLt kernels (sm_89+) the result must match the float64 computation of the same formula. FP8 e4m3
 operands with tensor-wise power-of-two scales, bfloat16 ``input``; the in-place form must return ``input``
 itself, accumulated.
@@ -17,7 +18,8 @@ import inspect
 import pytest
 import torch
 import torch.nn.functional as F
-from _support.requires import api, requires, skip_unsupported
+from _support.refusals import refused
+from _support.requires import api, requires
 from _support.tolerances import SCALED_ADDMM
 
 M, N, K = 64, 96, 128
@@ -63,16 +65,8 @@ def test_scaled_addmm_matches_float64(form: str, device, compat_env) -> None:
     target = base.clone()
     try:
         out = fn(target, mat1, mat2, scale_a, tensorwise, scale_b, tensorwise, beta=BETA, alpha=ALPHA)
-    except (RuntimeError, NotImplementedError, ValueError) as e:
-        why = (
-            "ROCm is not supported (its docstring: cuBLASLt only)"
-            if compat_env.is_rocm
-            else "upstream supports only CUDA recipes that use cuBLASLt"
-        )
-        skip_unsupported(
-            f"scaled_addmm on {compat_env.device_label} ({compat_env.variant}) refused, {why}: "
-            f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
-        )
+    except (RuntimeError, NotImplementedError, ValueError) as e:  # [unsupported] only as the table's refusal
+        refused(f"torch.nn.functional.{fn.__name__}", e, f"{form} scaled_addmm on {compat_env.device_label}")
     assert out.dtype == torch.bfloat16 and tuple(out.shape) == (M, N), f"got {out.dtype} {tuple(out.shape)}"
     if form == "in-place":
         assert out is target or out.data_ptr() == target.data_ptr(), "scaled_addmm_ must return input, accumulated"

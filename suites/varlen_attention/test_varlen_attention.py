@@ -6,7 +6,7 @@ the sequences of a batch packed one after another, ``(T, H, D)``, with cumulativ
 get exactly the attention of that sequence alone: checked against float64 softmax attention per sequence,
 for the output and the log-sum-exp (``AuxRequest(lse=True)``). The shapes are checked on the meta device
 (host-side, every build); a device without a varlen kernel (the CPU has no Flash Attention) is
-``[unsupported]`` with its own refusal.
+``[unsupported]`` with its own refusal (``_support/refusals.py``); where the claims cover the device it fails.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ import math
 
 import pytest
 import torch
-from _support.requires import api, requires, skip_unsupported
+from _support.refusals import refused
+from _support.requires import api, requires
 from _support.tolerances import VARLEN_ATTENTION
 
-pytestmark = requires(api("torch.nn.attention.varlen.varlen_attn", since="2.10"))
+VARLEN = "torch.nn.attention.varlen.varlen_attn"
+pytestmark = requires(api(VARLEN, since="2.10"))
 
 HEADS, DIM = 4, 64
 LENGTHS = (37, 128, 5)  # three sequences of different lengths, packed
@@ -50,8 +52,8 @@ def test_varlen_attention_matches_per_sequence_attention(device) -> None:
     q, k, v, cu = _packed(device, torch.bfloat16)
     try:
         out, lse = varlen_attn(q, k, v, cu, cu, max(LENGTHS), max(LENGTHS), return_aux=AuxRequest(lse=True))
-    except (RuntimeError, NotImplementedError) as e:
-        skip_unsupported(f"varlen_attn on {device.type} refused: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+    except (RuntimeError, NotImplementedError) as e:  # [unsupported] only as the table's refusal, unclaimed
+        refused(VARLEN, e, f"varlen_attn on {device.type}")
     # the log-sum-exp comes as (H, T) from the Flash kernels (the docstring says (T, H)): take either
     lse = lse if tuple(lse.shape) == (HEADS, q.shape[0]) else lse.transpose(0, 1)
     start = 0

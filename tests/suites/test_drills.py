@@ -37,6 +37,7 @@ pytestmark = [
 ]
 
 SDPA = "attention/test_sdpa_kernels.py::test_kernel_matches_float64_math"
+VARLEN = "varlen_attention/test_varlen_attention.py::test_varlen_attention_matches_per_sequence_attention"
 SELECTION = [
     "linalg/test_eigh.py::test_eigh_accuracy_and_ordering[float32-single]",
     "linalg/test_eigh.py::test_eigh_uplo_reads_only_one_triangle",
@@ -57,10 +58,14 @@ SELECTION = [
     "graphs/test_graph_api.py::test_cond_selects_branch_eagerly",
     "compile/test_compile_dynamic.py::test_graph_break_still_gives_eagers_answer",
     "distributed/test_collectives.py::test_collective[1-rank-all_reduce_sum]",
+    "linear_cross_entropy/test_linear_cross_entropy.py::test_linear_cross_entropy_loss_module",
+    "default_backend/test_default_backend.py::test_compile_uses_the_default_backend",
+    "default_backend/test_default_backend.py::test_default_backend_starts_as_inductor_and_resets",  # not claimed
+    VARLEN,  # the CPU's refusal (no Flash kernel): [unsupported], claimed on CUDA only
 ]
 # (fake device, the tests whose CPU refusal the fake claim covers: they must fail instead of skipping)
 FAKES = {
-    "cuda:9.0": [f"{SDPA}[efficient-bfloat16-plain]"],
+    "cuda:9.0": [f"{SDPA}[efficient-bfloat16-plain]", VARLEN],
     "cuda:8.0": ["sparsity/test_semi_structured.py::test_semi_structured_matmul_matches_dense[cusparselt-float16]"],
     "rocm:gfx942": [f"{SDPA}[efficient-bfloat16-plain]"],
 }
@@ -119,11 +124,12 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
 def test_baseline_claims_what_the_cpu_claims(baseline: dict[str, Result]) -> None:
     claimed = {n.partition("/")[0] for n, r in baseline.items() if r.claimed}
     assert claimed == {
-        "linalg", "attention", "sparsity", "quantization", "amp", "export", "hub", "graphs", "compile", "distributed"
+        "linalg", "attention", "sparsity", "quantization", "amp", "export", "hub", "graphs", "compile", "distributed",
+        "linear_cross_entropy", "default_backend",
     }, claimed  # fmt: skip
     assert not baseline["linalg/test_svd.py::test_svd_driver_keyword[gesvd]"].claimed, "driver= is claimed on CUDA"
     assert baseline[f"{SDPA}[efficient-float32-plain]"].message.startswith("[unsupported]")
-    assert unsupported(baseline) == 4, {n: r.message[:80] for n, r in baseline.items() if r.outcome == "skipped"}
+    assert unsupported(baseline) == 5, {n: r.message[:80] for n, r in baseline.items() if r.outcome == "skipped"}
 
 
 @pytest.mark.parametrize("drill", ["refuse", "wrong-values", "fallback"])
