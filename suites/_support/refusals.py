@@ -74,8 +74,11 @@ REFUSALS: tuple[Refusal, ...] = (
         "torch.nn.functional.scaled_mm",
         ("cpu",),
         ("ValueError",),
-        r"^(CPU does not support swizzle\.|Invalid scaling configuration\.)",
-        "torch/_meta_registrations.py (_scaled_mm_v2 checks, 2.14-2.15): the CPU has no MX recipe",
+        r"^(CPU does not support swizzle\.|Invalid scaling configuration\."
+        r"|scale_a must be swizzled to SWIZZLE_32_4_4 format$)",
+        "torch/_meta_registrations.py (_scaled_mm_v2 checks, 2.14-2.15): the CPU has no MX recipe; 2.15's CPU kernel"
+        " refuses the swizzled scales ('CPU does not support swizzle.') and asks for them on unswizzled ones (seen"
+        " on 2.15.0+cu132 run CPU-only)",
         "Invalid scaling configuration.",
     ),
     Refusal(
@@ -157,10 +160,11 @@ REFUSALS: tuple[Refusal, ...] = (
             f"torch.nn.functional.{name}",
             ("cpu", "xpu"),
             ("NotImplementedError",),
-            rf"^Could not run 'aten::_{name}' with arguments from the '(CPU|XPU)' backend\.",
+            r"^Could not run 'aten::_scaled_addmm_?(\.out)?' with arguments from the '(CPU|XPU)' backend\.",
             "torchgen/packaged/ATen/native/native_functions.yaml of the 2.15.0 wheel (_scaled_addmm.out dispatches to"
             " CUDA only; the message is c10/core/dispatch/OperatorEntry.cpp's). ROCm's refusal comes from the C++"
-            " library, not seen here: not listed, so it is re-raised",
+            " library, not seen here: not listed, so it is re-raised. 2.15.0+cu132 on the CPU names the out overload"
+            " ('aten::_scaled_addmm.out') for both the in-place and the out-of-place call",
             f"Could not run 'aten::_{name}' with arguments from the 'CPU' backend.",
         )
         for name in ("scaled_addmm", "scaled_addmm_")
