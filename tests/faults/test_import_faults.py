@@ -304,10 +304,12 @@ def test_import_says_what_each_rule_took_and_names_idle_rules(
 
 
 def test_a_map_naming_a_project_feature_keeps_its_title_release_and_claim(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`graphs` named by a map without a title, merged with a real cell of the suites: the row keeps
-    the project's title, release and claim (and a map that states a title gets its own)."""
+    the project's title, release and claim. A map that states a title gets its own where no features
+    file is in force (a merge outside the checkout); inside it, suites/features.toml states the project's
+    rows (`harness merge --features`), so the project's title stays."""
     feature_map = tmp_path / "map.toml"
     feature_map.write_text('[[rule]]\nmatch = "*"\nfeature = "graphs"\n')
     code, out, err = _import(capsys, tmp_path / "results", str(PYTEST_XML), "--feature-map", str(feature_map),
@@ -320,6 +322,11 @@ def test_a_map_naming_a_project_feature_keeps_its_title_release_and_claim(
     feature_map.write_text('[features.graphs]\ntitle = "Vendor graphs"\n[[rule]]\nmatch = "*"\nfeature = "graphs"\n')
     code, out, err = _import(capsys, tmp_path / "results2", str(PYTEST_XML), "--feature-map", str(feature_map),
                              "--backend", "cu130", "--cell-id", "vendor")  # fmt: skip
-    matrix = _merge(capsys, tmp_path, PROJECT_CELL, Path(out.strip()))
+    imported = Path(out.strip()).resolve()
+    matrix = _merge(capsys, tmp_path, PROJECT_CELL, imported)
+    graphs = next(f for f in matrix["features"] if f["id"] == "graphs")
+    assert graphs["title"] == project["title"], "the checkout's features file states the project's rows"
+    monkeypatch.chdir(tmp_path)  # no suites/features.toml here: the cells' own statements
+    matrix = _merge(capsys, tmp_path, PROJECT_CELL.resolve(), imported)
     graphs = next(f for f in matrix["features"] if f["id"] == "graphs")
     assert (graphs["title"], graphs["since"]) == ("Vendor graphs", project["since"])
