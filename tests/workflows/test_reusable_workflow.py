@@ -171,7 +171,7 @@ def test_a_regression_fails_the_gate_and_a_known_issue_does_not(toy) -> None:
     ], lines
     assert "harness: error: gate failed on cpu (2 reason(s))" in lines
     # the late cu130 cell: NO DATA in run 1, so nothing of it is judged; published now
-    assert "gate: note: cu130: NO DATA in the baseline, so nothing of them can be new" in lines
+    assert "gate: not judged: cu130: NO DATA in the baseline, so nothing of them can be new" in lines
     diff = json.loads((second.pages / "diff.json").read_text())
     (cpu,) = [c for c in diff["columns"] if c["id"] == "cpu"]
     assert {c["test"] for c in cpu["changes"]["newly_failing"]} == {TOY + "test_regress", TOY + "test_flaky"}
