@@ -12,17 +12,12 @@ its value check with the admission test, whose twin is below).
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SUITES = REPO / "suites"
-HERE = Path(__file__).resolve().parent
+from tests.suites.twin_runner import run_suites
 
 pytestmark = [
     pytest.mark.slow,
@@ -94,37 +89,8 @@ TWINS: dict[str, dict[str, str]] = {
 
 
 def _run(tests: list[str], tmp_path: Path, mode: str | None) -> tuple[subprocess.CompletedProcess[str], dict]:
-    """pytest on the real suites; returns the run and {node id: (outcome, message)} from its JUnit."""
-    junit = tmp_path / "junit.xml"
-    child = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "PYTEST_"))}
-    if mode:
-        site = tmp_path / "site"
-        site.mkdir()
-        (site / "sitecustomize.py").write_text("import sabotage_apis\nsabotage_apis.apply()\n", encoding="utf-8")
-        child["PYTHONPATH"] = os.pathsep.join([str(site), str(HERE), child.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        child["COMPAT_SABOTAGE"] = mode
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", *tests, "-p", "no:cacheprovider", "-q", "-rxXs", f"--junitxml={junit}"],
-        cwd=SUITES,
-        env=child,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    results = {}
-    if junit.exists():
-        for case in ET.parse(junit).getroot().iter("testcase"):
-            name = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
-            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
-            skipped = case.find("skipped")
-            if bad is not None:
-                results[name] = ("failed", (bad.get("message") or "") + (bad.text or ""))
-            elif skipped is not None:
-                results[name] = ("skipped", skipped.get("message") or "")
-            else:
-                results[name] = ("passed", "")
-    return done, results
+    """pytest on the real suites with ``sabotage_apis`` in force under ``mode``."""
+    return run_suites(tests, tmp_path, "sabotage_apis", mode)
 
 
 def test_control_run_without_breakage_has_no_failure(tmp_path: Path) -> None:

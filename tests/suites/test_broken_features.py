@@ -10,19 +10,14 @@ the failure is the breakage's doing.
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.cellfactory import REPO
+from tests.suites.twin_runner import run_suites
 
-SUITES = REPO / "suites"
-HERE = Path(__file__).resolve().parent
 # torch runs only in the child pytest: importing it here would swell this process, and every child
 # forked from it reports that size as its own peak RSS (tests/faults measure children's memory).
 pytestmark = [
@@ -104,37 +99,8 @@ BREAKAGES = {
 
 
 def _run(tests: list[str], tmp_path: Path, mode: str | None) -> tuple[subprocess.CompletedProcess[str], dict]:
-    """pytest on the real suites; returns the run and {node id: (outcome, message)} from its JUnit."""
-    junit = tmp_path / "junit.xml"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "PYTEST_"))}
-    if mode:
-        site = tmp_path / "site"
-        site.mkdir()
-        (site / "sitecustomize.py").write_text("import sabotage\nsabotage.apply()\n", encoding="utf-8")
-        env["PYTHONPATH"] = os.pathsep.join([str(site), str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env["COMPAT_SABOTAGE"] = mode
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", *tests, "-p", "no:cacheprovider", "-q", f"--junitxml={junit}"],
-        cwd=SUITES,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    results = {}
-    if junit.exists():
-        for case in ET.parse(junit).getroot().iter("testcase"):
-            name = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
-            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
-            skipped = case.find("skipped")
-            if bad is not None:
-                results[name] = ("failed", (bad.get("message") or "") + (bad.text or ""))
-            elif skipped is not None:
-                results[name] = ("skipped", skipped.get("message") or "")
-            else:
-                results[name] = ("passed", "")
-    return done, results
+    """pytest on the real suites with ``sabotage`` in force under ``mode``."""
+    return run_suites(tests, tmp_path, "sabotage", mode, args=("-q",), timeout=300)
 
 
 @pytest.mark.parametrize("feature", list(BREAKAGES))

@@ -19,14 +19,14 @@ import json
 import os
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from tests.suites.twin_runner import run_suites
+
 REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "suites"
-HERE = Path(__file__).resolve().parent
 
 pytestmark = [
     pytest.mark.slow,
@@ -91,40 +91,9 @@ TWINS: dict[str, dict[str, str]] = {
 def _run(
     tests: list[str], tmp_path: Path, mode: str | None, env: dict[str, str] | None = None, header: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, tuple[str, str]]]:
-    """pytest on the real suites; returns the run and {node id: (outcome, message)} from its JUnit (with
-    ``header``, the output starts with the suites' "compat: backend=... variant=..." lines)."""
-    junit = tmp_path / "junit.xml"
-    child = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "PYTEST_"))}
-    if mode:
-        site = tmp_path / "site"
-        site.mkdir()
-        (site / "sitecustomize.py").write_text("import sabotage\nsabotage.apply()\n", encoding="utf-8")
-        child["PYTHONPATH"] = os.pathsep.join([str(site), str(HERE), child.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        child["COMPAT_SABOTAGE"] = mode
-    child.update(env or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", *tests, "-p", "no:cacheprovider", "-rxXs", f"--junitxml={junit}"]
-        + ([] if header else ["-q"]),
-        cwd=SUITES,
-        env=child,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    results = {}
-    if junit.exists():
-        for case in ET.parse(junit).getroot().iter("testcase"):
-            name = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
-            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
-            skipped = case.find("skipped")
-            if bad is not None:
-                results[name] = ("failed", (bad.get("message") or "") + (bad.text or ""))
-            elif skipped is not None:
-                results[name] = ("skipped", skipped.get("message") or "")
-            else:
-                results[name] = ("passed", "")
-    return done, results
+    """pytest on the real suites with ``sabotage`` in force under ``mode`` (with ``header``, the output starts
+    with the suites' "compat: backend=... variant=..." lines)."""
+    return run_suites(tests, tmp_path, "sabotage", mode, env=env, args=("-rxXs",) if header else ("-q", "-rxXs"))
 
 
 def test_control_run_without_breakage_has_no_failure(tmp_path: Path) -> None:
