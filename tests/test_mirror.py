@@ -22,7 +22,7 @@ HARNESS: Final = REPO / "harness"
 NO_LOGIC: Final[dict[str, str]] = {
     "__main__.py": "two lines: `python -m harness` calls cli.main (tests/cli runs it that way)",
     "outcomes.py": "the taxonomy: enums, symbol and meaning tables, GOOD/BAD sets; no function",
-    "run/gpu_ids.py": "data tables (Intel PCI ids, NVIDIA names); host.py looks them up, tests/run/test_doctor.py",
+    "host/gpu_ids.py": "data tables (Intel PCI ids, NVIDIA names); host.py looks them up, tests/host/test_doctor.py",
     "publish/render/symbols.py": "two tables of text symbols (page and terminal); no function",
 }
 
@@ -31,11 +31,11 @@ COVERED_ELSEWHERE: Final[dict[str, tuple[str, ...]]] = {
     # The CLI is tested as users meet it (verbs, one-line errors, exit codes, the generated reference).
     "cli.py": ("tests/cli/test_cli.py",),
     # Need a real Docker engine: the slow `docker` folder.
-    "run/oci_container.py": ("tests/docker/test_oci_container.py",),
-    "run/image_build.py": ("tests/docker/test_images.py",),
+    "images/oci_container.py": ("tests/docker/test_oci_container.py",),
+    "images/image_build.py": ("tests/docker/test_images.py",),
     "run/container.py": ("tests/docker/test_container_run.py",),
     # Detects the host's GPUs and tools: tested with fake hosts (fake tools on PATH) beside its judge.
-    "run/host.py": ("tests/run/test_doctor.py",),
+    "host/host.py": ("tests/host/test_doctor.py",),
     # The pytest plugin runs inside pytest: its tests are real runs of sample suites (every outcome
     # it records, read back by ingest; the device pinning of its workers).
     "run/cellplugin/compat_cell_plugin.py": ("tests/merge/test_ingest.py", "tests/run/test_execute.py"),

@@ -1,4 +1,4 @@
-"""Record a real wheel as a slim one: only what harness/run/wheel_api.py reads, small enough to commit.
+"""Record a real wheel as a slim one: only what harness/images/wheel_api.py reads, small enough to commit.
 
     python3 tools/slim_wheel.py torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl tests/data/api-wheels/
 
@@ -9,7 +9,7 @@ extensions, `for n in dir(M)` loops and `del` stay as they are; statements under
 `if`/`try`/`with` are kept in order. The other source files stay as empty files (their existence is
 what tells a submodule from a name). Docstrings, bodies and everything else (the native
 libraries) are dropped. The wheel's METADATA keeps its Version line. The slim wheel's public API, as
-the reader sees it, is the same as the real wheel's: tests/run/test_wheel_api.py checks that on the
+the reader sees it, is the same as the real wheel's: tests/images/test_wheel_api.py checks that on the
 real wheels when they are present. The output is `<package>-<version>-py3-none-any.whl`; a
 PROVENANCE.md beside it records the source wheel's name, size and sha256.
 """
@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere: the repo's harness
-from harness.run.wheel_api import read_wheel_api
+from harness.images.wheel_api import read_wheel_api
 
 KEEP_CALLS = ("extend", "append")
 PACKAGE = "torch"
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Each source file the reader parses keeps only its module-level names, the package's own imports and",
         "`__all__`; the others are empty files (see the tool's docstring). The public API the harness reads from",
-        "them equals the real wheels' (checked when it was made, and by tests/run/test_wheel_api.py where the",
+        "them equals the real wheels' (checked when it was made, and by tests/images/test_wheel_api.py where the",
         "real wheels are present).",
     ]
     provenance = args.out_dir / "PROVENANCE.md"

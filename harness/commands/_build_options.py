@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.images import images
 from harness.registry import CHANNELS, Backend
-from harness.run import images
 
 CHANNEL_HELP = (
     "torch's channel: release (/whl/<variant>), test (release candidates, /whl/test/<variant>) or nightly "

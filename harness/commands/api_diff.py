@@ -1,7 +1,7 @@
 """`harness api-diff OLD NEW`: the public API a torch release adds and removes, read from its wheels.
 
 OLD and NEW are wheel files or versions (fetched once into a cache with `pip download --no-deps`).
-Nothing is installed or imported: the wheels' Python sources are parsed (harness/run/wheel_api.py). The
+Nothing is installed or imported: the wheels' Python sources are parsed (harness/images/wheel_api.py). The
 added names the suites exercise are marked tested; `--format json` writes the file `harness diff
 --releases --api-diff` reads for the release view's "N new public APIs, M tested".
 """
@@ -14,9 +14,9 @@ from pathlib import Path
 from harness import jsonio
 from harness.api_diff import diff_apis
 from harness.commands._output import emit
+from harness.images.wheel_api import read_wheel_api
+from harness.images.wheel_cache import default_cache, wheel_for
 from harness.run.suite_apis import exercised_apis
-from harness.run.wheel_api import read_wheel_api
-from harness.run.wheel_cache import default_cache, wheel_for
 
 HELP = "list the public APIs a torch wheel adds and removes against another, per namespace, and which the suites test"
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_build_arguments, spec_from_args
-from harness.run import docker_engine, image_build, images
+from harness.images import docker_engine, image_build, images
 
 HELP = "build the image of one backend (reused when its inputs are unchanged); --push: once, to a registry, by digest"
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(images.plan_facts(plan), indent=2) if args.json else "\n".join(images.render_plan(plan)))
         return 0
     if args.push:
-        from harness.run.push import check_registry
+        from harness.images.push import check_registry
 
         check_registry(args.push)  # a wrong registry says so before any engine is asked
     client = docker_engine.connect()
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _push(args: argparse.Namespace, spec: images.BuildSpec, client: Any) -> int:
     """Build once for every runner: the registry's digest reference is the one line on stdout."""
-    from harness.run.push import publish_image
+    from harness.images.push import publish_image
 
     done = publish_image(spec, client, args.push, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)
     if args.json:

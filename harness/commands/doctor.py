@@ -13,9 +13,9 @@ import json
 import os
 import sys
 
+from harness.host.doctor import Fit, Report, make_report, resolve_release
+from harness.host.host import detect_host, inspect_torch, root_from_env
 from harness.registry import load_registry
-from harness.run.doctor import Fit, Report, make_report, resolve_release
-from harness.run.host import detect_host, inspect_torch, root_from_env
 
 HELP = "say what this host can run: its GPUs, the installed torch, which builds run here, and the install line"
 

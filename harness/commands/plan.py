@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from harness.commands._args import backend_selector
 from harness.errors import UsageError
+from harness.plan import PlannedCell, github_matrix, is_self_hosted, make_plan, table
 from harness.registry import CHANNELS, FAMILIES, load_registry
-from harness.run.plan import PlannedCell, github_matrix, is_self_hosted, make_plan, table
 
 HELP = "list the cells to run, e.g. as the GitHub Actions matrix (--format github)"
 

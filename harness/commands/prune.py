@@ -10,8 +10,8 @@ import argparse
 import os
 
 from harness.errors import UsageError
-from harness.run import docker_engine
-from harness.run.prune import ENV_BUDGET, HARNESS_LABEL, describe, parse_size, prune
+from harness.images import docker_engine
+from harness.images.prune import ENV_BUDGET, HARNESS_LABEL, describe, parse_size, prune
 
 HELP = "remove the harness's own old images beyond a disk budget, newest kept, never one a container uses"
 

@@ -27,13 +27,13 @@ from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
+from harness.host.doctor import make_report
+from harness.host.host import detect_host, root_from_env
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import CellRun, older_no_data
 from harness.publish.render.markdown import render_markdown
-from harness.run.doctor import make_report
 from harness.run.execute import CellOutcome, RunOptions, run_cell
-from harness.run.host import detect_host, root_from_env
 from harness.run.suites import load_features
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
@@ -123,8 +123,8 @@ def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
     containerized = args.container or (args.backend is not None and not args.native)
     if not containerized:
         return run_cell(opts)
+    from harness.images.oci_container import keep_requested
     from harness.run import container  # Docker SDK only when a container is wanted
-    from harness.run.oci_container import keep_requested
 
     build = spec_from_args(args, opts.backend) if opts.backend and not args.image else None
     settings = container.ContainerSettings(

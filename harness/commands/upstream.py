@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from harness.errors import InfrastructureError
+from harness.images import upstream
 from harness.jsonio import write_atomic
 from harness.registry import CHANNELS, REGISTRY_PATH, load_registry
-from harness.run import upstream
 
 HELP = "compare the registry with what PyPI and PyTorch's channel indexes serve; --write proposes the change"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import CHANNEL_HELP
+from harness.images import images, wheelhouse
 from harness.registry import CHANNELS
-from harness.run import images, wheelhouse
 
 HELP = "download the wheels an offline image build of one backend needs"
 

@@ -1,6 +1,6 @@
 """Container mode: a cell's commands (probe, health check, pytest) each run in a fresh,
 short-lived container of the backend's image, with the device flags of the registry
-(harness/run/docker_options.py). Each container lives in an OCIContainer (harness/run/oci_container.py),
+(harness/run/docker_options.py). Each container lives in an OCIContainer (harness/images/oci_container.py),
 which removes it however the run ends (done, failed, killed, timed out, Ctrl-C, SIGTERM) unless
 HARNESS_KEEP_CONTAINER=1 asks to keep it for debugging. Every container carries the label
 `torch-compat.cell=<cell id>`.
@@ -16,13 +16,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from harness.errors import UsageError
-from harness.registry import Backend
-from harness.run import docker_options, images
-from harness.run.docker_options import CONTAINER_CELL, CONTAINER_PLUGIN, CONTAINER_PYTHON, CONTAINER_SUITES
-from harness.run.execute import CellOutcome, LauncherFactory, RunOptions, refuse_cell, resolve_cell_id, run_cell
-from harness.run.health import explain_refusal, preflight
-from harness.run.launcher import Completed, Launcher
-from harness.run.oci_container import (
+from harness.images import images
+from harness.images.oci_container import (
     CELL_LABEL,
     PURPOSE_LABEL,
     ContainerRefused,
@@ -31,6 +26,12 @@ from harness.run.oci_container import (
     leftover_containers,
     remove_stale,
 )
+from harness.registry import Backend
+from harness.run import docker_options
+from harness.run.docker_options import CONTAINER_CELL, CONTAINER_PLUGIN, CONTAINER_PYTHON, CONTAINER_SUITES
+from harness.run.execute import CellOutcome, LauncherFactory, RunOptions, refuse_cell, resolve_cell_id, run_cell
+from harness.run.health import explain_refusal, preflight
+from harness.run.launcher import Completed, Launcher
 
 if TYPE_CHECKING:
     import docker
@@ -213,7 +214,7 @@ def resolve_image(
     """The image ref and object: the one asked for (pulled if absent), or built/reused from the registry."""
     import docker.errors
 
-    from harness.run import image_build
+    from harness.images import image_build
 
     if settings.image:
         image = image_build.find_image(client, settings.image)
@@ -242,7 +243,7 @@ def run_containerized(
 ) -> CellOutcome:
     """Run one cell of `opts.backend` in its container. Problems of the host (no device, no image)
     end as an infrastructure-error cell (NO DATA); only a missing Docker engine is raised directly."""
-    from harness.run import docker_engine, image_build
+    from harness.images import docker_engine, image_build
 
     backend = opts.backend
     if backend is None:

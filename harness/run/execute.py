@@ -115,7 +115,7 @@ def resolve_cell_id(opts: RunOptions, backend: Backend, torch: str | None = None
 
 def no_torch(python: str, env_probe: Probe) -> InfrastructureError:
     """torch does not import in the interpreter that would run the suites: say so, and how to install it here."""
-    from harness.run.doctor import install_advice  # reads this host's GPUs only when it must
+    from harness.host.doctor import install_advice  # reads this host's GPUs only when it must
 
     errors = env_probe.import_errors()
     why = f" ({errors[0].split(': ', 1)[-1]})" if errors else ""

@@ -10,9 +10,9 @@ import pytest
 
 from harness.api_diff import ApiDiff, WheelApi, diff_apis, load_api_diff
 from harness.errors import InputError
+from harness.images.wheel_api import read_wheel_api
 from harness.run.suite_apis import exercised_apis
-from harness.run.wheel_api import read_wheel_api
-from tests.run.test_wheel_api import API_WHEELS, make_wheel
+from tests.images.test_wheel_api import API_WHEELS, make_wheel
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 

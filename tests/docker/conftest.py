@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[Any]:
-    from harness.run import docker_engine
+    from harness.images import docker_engine
 
     try:
         client = docker_engine.connect()
@@ -97,7 +97,7 @@ def base_image(docker_client: Any) -> str:
 
 @pytest.fixture(scope="session")
 def wheelhouse() -> Path:
-    from harness.run.images import TEST_PACKAGES
+    from harness.images.images import TEST_PACKAGES
 
     folder = CACHE / f"wheelhouse-cpu-{TEST_TORCH}"
     wanted = [p.replace("-", "_") for p in TEST_PACKAGES]
@@ -130,7 +130,7 @@ def build_env(base_image: str, wheelhouse: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def cpu_spec(build_env: dict[str, str]) -> Any:
-    from harness.run import images
+    from harness.images import images
 
     return images.build_spec("cpu", env=build_env)
 
@@ -138,7 +138,7 @@ def cpu_spec(build_env: dict[str, str]) -> Any:
 @pytest.fixture(scope="session")
 def cpu_image(docker_client: Any, cpu_spec: Any) -> Any:
     """The cpu image, built (or reused) by the harness, with a proxy password in the environment."""
-    from harness.run import image_build
+    from harness.images import image_build
 
     saved = {name: os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy")}
     os.environ.update({"HTTPS_PROXY": FAKE_PROXY, "https_proxy": FAKE_PROXY})

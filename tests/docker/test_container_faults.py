@@ -231,7 +231,7 @@ def test_health_gate_inside_the_container(
     the probe inside the container finds a CPU build and no device, so the cell is an
     infrastructure error (NO DATA), never red tests. The device flags are the cpu backend's,
     because this host has no GPU runtime to pass; everything else is the real container path."""
-    from harness.run import images
+    from harness.images import images
 
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
     opts = RunOptions(

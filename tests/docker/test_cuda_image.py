@@ -11,8 +11,8 @@ wheelhouse refused in 171 s), cu132's 6.6 min (3.0 GB in 56 s, 148 s, 190 s) and
 the cores busy. Both would add about 7 minutes and 6 GB of disk to a CI run of 28-34 minutes that
 must stay under 45, and prove little one does not: the recipe, the install container, the verifier
 and the refusal are the same code; what differs per variant is data (index, expected runtime, local
-tag, the torch the wheelhouse holds), covered fast without Docker in tests/run/test_images.py (the
-cu130 plan and build arguments) and tests/run/test_wheelhouse.py. The real cu130 build stays here,
+tag, the torch the wheelhouse holds), covered fast without Docker in tests/images/test_images.py (the
+cu130 plan and build arguments) and tests/images/test_wheelhouse.py. The real cu130 build stays here,
 opt-in: TORCH_COMPAT_CU130_IMAGE=1 (last run here: 145 s, 5.48 GB, "93 of 102 bundled libraries
 load, 9 need what the GPU host or cluster provides").
 """
@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
+from harness.images import image_build, images
 from harness.registry import load_registry
-from harness.run import image_build, images
 from tests.docker.conftest import (
     CUBLAS_LIBRARY,
     CUDA_TORCH,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.run import image_build, images
+from harness.images import image_build, images
 from tests.docker.conftest import FAKE_PROXY_PASSWORD, TEST_CA, harness_cli, run_output
 
 

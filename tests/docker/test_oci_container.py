@@ -1,4 +1,4 @@
-"""harness/run/oci_container.py on the real engine: the context manager always removes its container
+"""harness/images/oci_container.py on the real engine: the context manager always removes its container
 (an error inside, a refused start), HARNESS_KEEP_CONTAINER keeps it, and containers left by a
 killed run are cleaned by label before a cell starts, while other runs' live ones are left alone."""
 
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harness.run import oci_container
+from harness.images import oci_container
+from harness.images.oci_container import CELL_LABEL, ContainerRefused, OCIContainer, leftover_containers, remove_stale
 from harness.run.container import ContainerSettings, run_containerized
 from harness.run.execute import RunOptions
-from harness.run.oci_container import CELL_LABEL, ContainerRefused, OCIContainer, leftover_containers, remove_stale
 from tests.docker.conftest import SESSION, cell_id
 
 

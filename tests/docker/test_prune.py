@@ -14,7 +14,7 @@ from typing import Any
 import docker.errors
 import pytest
 
-from harness.run.prune import HARNESS_LABEL, harness_images, human_size
+from harness.images.prune import HARNESS_LABEL, harness_images, human_size
 from tests.docker.conftest import SESSION, harness_cli
 
 TEST_LABEL = "torch-compat.prune-test"

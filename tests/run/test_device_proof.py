@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import EXIT_INFRASTRUCTURE
-from harness.run.library_check import dependency_closure
+from harness.images.library_check import dependency_closure
 
 REPO = Path(__file__).resolve().parents[2]
 PROOF = REPO / "tools" / "device-proof.sh"

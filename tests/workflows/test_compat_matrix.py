@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
+from harness.plan import make_plan
 from harness.publish.render.prcomment import MARKER
-from harness.run.plan import make_plan
 from tests.workflows.actrun import OWNER, REPOSITORY_URL, TOKEN, FakeGitHub, snapshot
 
 TWO_VERSIONS = "2.13.0,2.14.1"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.images import upstream
 from harness.registry import REGISTRY_PATH, parse_registry
-from harness.run import upstream
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "upstream" / "2026-12-02"
 

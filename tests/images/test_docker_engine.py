@@ -1,4 +1,4 @@
-"""harness/run/docker_engine.py: an engine that does not answer gives one line that says how to fix it."""
+"""harness/images/docker_engine.py: an engine that does not answer gives one line that says how to fix it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import DockerUnavailableError
-from harness.run import docker_engine
+from harness.images import docker_engine
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,8 +12,8 @@ import pytest
 
 from harness.api_diff import WheelApi
 from harness.errors import InputError
-from harness.run.wheel_api import read_wheel_api
-from harness.run.wheel_cache import default_cache
+from harness.images.wheel_api import read_wheel_api
+from harness.images.wheel_cache import default_cache
 
 API_WHEELS = Path(__file__).resolve().parents[1] / "data" / "api-wheels"
 

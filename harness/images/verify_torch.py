@@ -1,7 +1,7 @@
 """Check that the torch in an image is the build its backend claims and that its wheels are whole;
 the last step of every image build.
 
-Copied into the build context by harness/run/images.py, with torch_build.py (is this the backend's
+Copied into the build context by harness/images/images.py, with torch_build.py (is this the backend's
 build?) and library_check.py (every bundled shared library present and loading) beside it, and
 run inside the image as
 `python verify_torch.py --backend cu130 --local-tag cu130 --build cuda --runtime 13.0 [--version 2.13.0]`.
@@ -26,7 +26,7 @@ from typing import Any
 
 try:  # in the harness
     from harness import torch_build
-    from harness.run import library_check
+    from harness.images import library_check
 except ImportError:  # in an image: the modules lie beside this file, without the harness
     import library_check  # type: ignore[no-redef]
     import torch_build  # type: ignore[no-redef]

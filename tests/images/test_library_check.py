@@ -1,4 +1,4 @@
-"""harness/run/library_check.py on real shared libraries (compiled here with g++, or a copy of a system
+"""harness/images/library_check.py on real shared libraries (compiled here with g++, or a copy of a system
 library cut short) inside a real installed distribution (dist-info with METADATA and RECORD): a
 missing or truncated library is refused naming the wheel and the library; a library that crashes
 the loader (SIGBUS) costs its child process, not the check; one that needs only what a GPU host
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run import library_check
+from harness.images import library_check
 
 HOST = [("libmpi.so*", "an MPI library of the cluster")]
 SOURCE = "int answer(void) { return 42; }\n"
@@ -67,7 +67,7 @@ def make_dist(root: Path, libs: dict[str, Path], *, name: str = "fakewheel") -> 
 def run_check(site: Path, root: str = "fakewheel") -> dict:
     """library_check.check in a fresh interpreter that sees `site` (as an image's venv would)."""
     code = (
-        "import json, sys; from harness.run import library_check as lc; "
+        "import json, sys; from harness.images import library_check as lc; "
         f"r = lc.check({HOST!r}, root={root!r}); "
         "print(json.dumps({'problems': r.problems, 'notes': r.notes, 'loaded': r.loaded, 'libraries': r.libraries}))"
     )

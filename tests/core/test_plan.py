@@ -7,8 +7,8 @@ import pytest
 
 from harness.cli import main
 from harness.errors import RegistryError, UsageError
+from harness.plan import github_matrix, is_self_hosted, plan_cells
 from harness.registry import load_registry
-from harness.run.plan import github_matrix, is_self_hosted, plan_cells
 
 
 def test_github_matrix_matches_golden(golden, capsys) -> None:

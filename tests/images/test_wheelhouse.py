@@ -1,4 +1,4 @@
-"""harness/run/wheelhouse.py without a network: the pip command for the image's platform, the pip
+"""harness/images/wheelhouse.py without a network: the pip command for the image's platform, the pip
 settings it ignores, and the torch wheel judged by what it says it is. (The real download of a
 cu130 wheelhouse from PyPI runs in tests/docker/conftest.py's cu130_wheelhouse.)"""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InfrastructureError, UsageError
+from harness.images import wheelhouse
 from harness.registry import get_backend
-from harness.run import wheelhouse
 
 
 def test_every_manylinux_tag_the_glibc_runs_is_asked_for() -> None:

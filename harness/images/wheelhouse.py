@@ -26,8 +26,8 @@ from typing import Final
 
 from harness import outputs
 from harness.errors import InfrastructureError, UsageError
+from harness.images import images
 from harness.registry import Backend, get_backend
-from harness.run import images
 from harness.torch_build import TorchFacts, build_of, mismatches
 
 PYPI: Final = "https://pypi.org/simple"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InfrastructureError, InputError, UsageError
-from harness.run.wheel_cache import default_cache, wheel_for
-from tests.run.test_wheel_api import make_wheel
+from harness.images.wheel_cache import default_cache, wheel_for
+from tests.images.test_wheel_api import make_wheel
 
 
 def test_a_wheel_file_is_itself(tmp_path: Path) -> None:

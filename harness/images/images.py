@@ -1,5 +1,5 @@
 """Backend images, planned: build inputs from the registry, a tag that is the hash of those
-inputs, the build context and the labels. No engine is touched here (harness/run/image_build.py
+inputs, the build context and the labels. No engine is touched here (harness/images/image_build.py
 builds the plan through the Docker SDK).
 
 Every backend builds dockerfiles/Dockerfile (the shared recipe); a backend whose build kind has
@@ -35,9 +35,9 @@ HARNESS_DIR: Final = Path(__file__).resolve().parents[1]
 # The image verifier and the two stdlib-only modules it needs, copied into every image (flat, beside
 # each other: in an image there is no harness package).
 VERIFIER_FILES: Final = {
-    "verify_torch.py": HARNESS_DIR / "run" / "verify_torch.py",
+    "verify_torch.py": HARNESS_DIR / "images" / "verify_torch.py",
     "torch_build.py": HARNESS_DIR / "torch_build.py",
-    "library_check.py": HARNESS_DIR / "run" / "library_check.py",
+    "library_check.py": HARNESS_DIR / "images" / "library_check.py",
 }
 INSTALL_SCRIPT: Final = "install-venv.sh"
 HOST_LIBRARIES_FILE: Final = "host-libraries.json"
@@ -50,7 +50,7 @@ DEFAULT_PYTHON: Final = "python3"
 DEFAULT_UID: Final = 1000
 # numpy: torch warns on every import without it, and the suites compare against it.
 TEST_PACKAGES: Final = ("pytest", "pytest-xdist", "numpy")
-# How harness/run/image_build.py turns a plan into an image; part of the tag, so a change of procedure
+# How harness/images/image_build.py turns a plan into an image; part of the tag, so a change of procedure
 # (where a wheelhouse is mounted, what is cleaned) is a new image, not a reused one.
 BUILD_PROCEDURE: Final = 2
 BUILD_TIMEOUT: Final = 6 * 3600  # seconds of silence a build step may have (pip installing a 3 GB wheel)
@@ -420,7 +420,7 @@ def _docker_build(step: BuildStep, network: str | None, *, target: str | None = 
 
 
 def plan_commands(plan: BuildPlan) -> list[str]:
-    """The plan as the commands harness/run/image_build.py runs through the SDK (docker CLI spelling)."""
+    """The plan as the commands harness/images/image_build.py runs through the SDK (docker CLI spelling)."""
     spec = plan.spec
     commands: list[str] = []
     for index, step in enumerate(plan.steps):

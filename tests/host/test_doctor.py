@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.run.doctor import (
+from harness.host.doctor import (
     Fit,
     Report,
     cuda_arch_fit,
@@ -20,7 +20,7 @@ from harness.run.doctor import (
     make_report,
     version_key,
 )
-from harness.run.host import (
+from harness.host.host import (
     CHILD_MARK,
     ROOT_ENV,
     Host,

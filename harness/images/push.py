@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.errors import InfrastructureError, UsageError
-from harness.run import image_build, images
-from harness.run.images import BuildSpec, Progress
+from harness.images import image_build, images
+from harness.images.images import BuildSpec, Progress
 
 if TYPE_CHECKING:
     import docker

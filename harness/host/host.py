@@ -1,6 +1,6 @@
 """What this host has: its GPUs (driver, architecture), and the torch an interpreter has installed.
 
-Detection only: nothing here knows releases or variants (harness/run/doctor.py judges). Files are read
+Detection only: nothing here knows releases or variants (harness/host/doctor.py judges). Files are read
 under an injectable `root` (a fake sysfs/procfs in tests), tools run through an injectable `run`
 (found on `env`'s PATH), and the environment is passed in: no global state. A missing file or tool is
 an answer ("not found"), never an exception. torch is read in a child process, never imported here.
@@ -8,7 +8,7 @@ an answer ("not found"), never an exception. torch is read in a child process, n
 Sources, in the order they are asked:
 - NVIDIA: driver from /sys/module/nvidia/version, else /proc/driver/nvidia/version, else nvidia-smi;
   GPUs from nvidia-smi (name, compute capability, bus, uuid) and /proc/driver/nvidia/gpus/*/information
-  (name, bus, uuid; no capability: then the name table of harness/run/gpu_ids.py, marked as a fallback).
+  (name, bus, uuid; no capability: then the name table of harness/host/gpu_ids.py, marked as a fallback).
 - AMD: the KFD topology (/sys/class/kfd/kfd/topology/nodes/*/properties, gfx_target_version), else
   rocm_agent_enumerator; the amdgpu version from /sys/module/amdgpu/version (DKMS builds only).
 - Intel, and any GPU no driver claimed: the PCI bus (/sys/bus/pci/devices/*: vendor, device, class and
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
-from harness.run.gpu_ids import intel_family, nvidia_capability_from_name
+from harness.host.gpu_ids import intel_family, nvidia_capability_from_name
 from harness.torch_build import TorchFacts, build_of
 
 Vendor = Literal["nvidia", "amd", "intel"]
@@ -470,7 +470,7 @@ def detect_amd(
 
 # -- Intel -----------------------------------------------------------------------------------------
 def detect_intel(pci: Sequence[PciDisplay]) -> list[Gpu]:
-    """Intel display devices, named from their PCI device id (harness/run/gpu_ids.py)."""
+    """Intel display devices, named from their PCI device id (harness/host/gpu_ids.py)."""
     gpus: list[Gpu] = []
     for dev in pci:
         if dev.vendor != "intel":

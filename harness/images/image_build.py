@@ -1,4 +1,4 @@
-"""Build a planned image (harness/run/images.py) through the Docker SDK, never the docker CLI, and
+"""Build a planned image (harness/images/images.py) through the Docker SDK, never the docker CLI, and
 leave nothing behind but the image.
 
 - An image whose tag (the hash of its inputs) exists is reused, not rebuilt.
@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.errors import InfrastructureError
-from harness.run import images
-from harness.run.images import COMMON_DOCKERFILE, INSTALL_SCRIPT, BuildPlan, BuildSpec, BuildStep, Progress
-from harness.run.oci_container import ContainerRefused, OCIContainer, install_name_prefix, remove_stale
+from harness.images import images
+from harness.images.images import COMMON_DOCKERFILE, INSTALL_SCRIPT, BuildPlan, BuildSpec, BuildStep, Progress
+from harness.images.oci_container import ContainerRefused, OCIContainer, install_name_prefix, remove_stale
 
 if TYPE_CHECKING:
     import docker
@@ -129,7 +129,7 @@ def install_venv(
     network), and commit the result as `tag`. Returns the image id."""
     from docker.types import Mount
 
-    from harness.run import docker_engine
+    from harness.images import docker_engine
 
     assert spec.wheelhouse is not None
     local = docker_engine.is_local(client)

@@ -1,6 +1,6 @@
-"""harness/run/verify_torch.py: the image check, run for real against this machine's torch (a +cpu build).
+"""harness/images/verify_torch.py: the image check, run for real against this machine's torch (a +cpu build).
 The build rule itself is tested in tests/core/test_torch_build.py, the library check in
-tests/run/test_library_check.py; a real cu130 image and a broken cu130 wheelhouse in tests/docker/."""
+tests/images/test_library_check.py; a real cu130 image and a broken cu130 wheelhouse in tests/docker/."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.images import verify_torch
+from harness.images.images import VERIFIER_FILES
 from harness.registry import load_registry
-from harness.run import verify_torch
-from harness.run.images import VERIFIER_FILES
 
 SCRIPT = Path(verify_torch.__file__)
 
@@ -78,6 +78,6 @@ def test_the_verifier_runs_standalone_as_it_does_in_an_image(tmp_path: Path) -> 
 
 @pytest.mark.slow  # runs the verifier, which imports torch in a child
 def test_importing_the_verifier_imports_no_torch() -> None:
-    code = "import sys; import harness.run.verify_torch; print('torch' in sys.modules)"
+    code = "import sys; import harness.images.verify_torch; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "False"

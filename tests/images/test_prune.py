@@ -8,7 +8,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import UsageError
-from harness.run.prune import HarnessImage, PruneReport, describe, human_size, parse_size, plan_prune
+from harness.images.prune import HarnessImage, PruneReport, describe, human_size, parse_size, plan_prune
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 GB = 10**9

@@ -1,4 +1,4 @@
-"""harness/run/images.py without an engine: build inputs from the registry, the content-hash tag, the
+"""harness/images/images.py without an engine: build inputs from the registry, the content-hash tag, the
 build context, and the refusals (credentials, bad wheelhouse, bad CA bundle)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UsageError
+from harness.images import images
 from harness.registry import host_libraries, load_registry
-from harness.run import images
 
 CA = Path(__file__).parents[1] / "docker" / "data" / "test-proxy-ca.crt"
 
@@ -188,7 +188,7 @@ def test_the_image_must_bring_its_health_check_unless_the_host_or_a_layer_does(b
 
 
 def test_the_verifier_names_a_missing_tool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from harness.run import verify_torch
+    from harness.images import verify_torch
 
     monkeypatch.setenv("PATH", str(tmp_path))
     (problem,) = verify_torch.missing_tools(["rocminfo"])
@@ -287,7 +287,7 @@ ROCM_LIBRARIES = {
 def _fake_rocm_site(root: Path) -> Path:
     """An installed ROCm 7.14 torch as pip leaves it: dist-infos with METADATA and RECORD, and real
     shared libraries (compiled here) in the `_rocm_sdk_*` packages."""
-    from tests.run.test_library_check import _compile, _record_row
+    from tests.images.test_library_check import _compile, _record_row
 
     built = _compile(root / "built.so")
     site = root / "site-packages"
@@ -315,7 +315,7 @@ def _fake_rocm_site(root: Path) -> Path:
 def test_the_rocm_714_runtime_wheels_are_in_the_closure_through_the_extras(tmp_path: Path) -> None:
     site = _fake_rocm_site(tmp_path)
     code = (
-        "import json; from harness.run import library_check as lc; "
+        "import json; from harness.images import library_check as lc; "
         "dists = lc.dependency_closure('torch'); r = lc.check(); "
         "print(json.dumps({'dists': [d.metadata['Name'] for d in dists], "
         "'libs': sorted(lib.relpath for lib in lc.bundled_libraries(dists)), "
@@ -425,7 +425,7 @@ def test_the_cu130_plan_pins_its_build_as_the_real_build_test_would() -> None:
 def test_an_image_pulled_by_digest_is_described_by_that_digest() -> None:
     from types import SimpleNamespace
 
-    from harness.run.images import describe_image
+    from harness.images.images import describe_image
 
     pulled = "127.0.0.1:5000/torch-compat/cpu@sha256:" + "cd" * 32
     image = SimpleNamespace(

@@ -1,4 +1,4 @@
-"""Build once, pull by digest (harness/run/push.py): a registry name is checked before any engine is
+"""Build once, pull by digest (harness/images/push.py): a registry name is checked before any engine is
 asked; against a real engine and a real registry (tests/registry.py) an image is pushed once, found
 there by its tag the next time (neither built nor pushed again), and pulled by its digest after this
 engine's copy of that name is gone."""
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from harness.errors import UsageError
-from harness.run import images
-from harness.run.image_build import ImageResult
-from harness.run.push import check_registry, publish_image, remote_digest, remote_name
+from harness.images import images
+from harness.images.image_build import ImageResult
+from harness.images.push import check_registry, publish_image, remote_digest, remote_name
 from tests.docker.conftest import docker_client  # noqa: F401 (fixture)
 from tests.registry import local_registry  # noqa: F401 (fixture)
 

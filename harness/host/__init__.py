@@ -1,0 +1,1 @@
+"""The host wing: what this machine is (GPUs, driver, the interpreter's torch) and which build fits it (doctor)."""
