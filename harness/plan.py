@@ -15,17 +15,22 @@ a candidate; `--channel` says so explicitly. A nightly cell always carries its v
 night is a column of its own (`cu130-2.16.0.dev20261130`) and the history across nightlies can
 name the first bad one. A release the registry does not list is refused unless the channel is
 nightly or test (then the newest listed release's builds are planned, and a note says so).
+
+The plan is read back typed (`read_plan`): `harness merge --expect` and `harness collect --plan` get
+`PlannedCell`s, never dicts, and `harness collect` passes the plan on with each missing cell's reason.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any, Final
 
-from harness.errors import UsageError
+from harness.errors import InputError, UsageError
 from harness.registry import CHANNELS, FAMILIES, Registry, Release, load_registry
 from harness.torch_build import parse_version
 
@@ -40,23 +45,78 @@ _GITHUB_HOSTED_RE: Final = re.compile(r"^(ubuntu|windows|macos)-(latest|[0-9][A-
 
 @dataclass(frozen=True)
 class PlannedCell:
+    """One cell of the plan. Only `cell_id` is needed to read one back: a plan written by hand (or by
+    another tool) may name just the cells it expects."""
+
     cell_id: str
-    backend: str
-    display_name: str
-    image: str
-    runner_labels: tuple[str, ...]
-    self_hosted: bool
-    accelerator: str
-    torch: str
+    backend: str = ""
+    display_name: str = ""
+    image: str = ""
+    runner_labels: tuple[str, ...] = ()
+    self_hosted: bool = False
+    accelerator: str = ""
+    torch: str = ""
     release: str = ""  # the release series (2.15), or "" when the registry does not list it
     status: str = ""  # stable | experimental | legacy, as upstream ships the build for that release
-    channel: str = "release"  # release | test | nightly: where its torch comes from
+    channel: str = ""  # release | test | nightly: where its torch comes from ("": a hand-written plan did not say)
     index: str = ""  # the wheel index of that channel
+    missing: str = ""  # why nothing arrived, as `harness collect` found it ("" in a plan from `harness plan`)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["runner_labels"] = list(self.runner_labels)
+        if not self.missing:
+            del data["missing"]
         return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> PlannedCell:
+        """One plan entry; a field of the wrong type is a ValueError naming it (keys it does not know
+        are left out: a newer plan still reads)."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("cell_id"), str) or not data["cell_id"]:
+            raise ValueError("a plan entry is an object with a cell_id")
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            if spec.name not in data or data[spec.name] is None:
+                continue
+            value = data[spec.name]
+            if spec.name == "runner_labels":
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise ValueError(f"cell {data['cell_id']!r}: runner_labels is not a list of labels")
+                value = tuple(value)
+            elif spec.name == "self_hosted":
+                if not isinstance(value, bool):
+                    raise ValueError(f"cell {data['cell_id']!r}: self_hosted is not true or false")
+            elif not isinstance(value, str):
+                raise ValueError(f"cell {data['cell_id']!r}: {spec.name} is not a string")
+            values[spec.name] = value
+        channel = values.get("channel", "")
+        if channel and channel not in CHANNELS:
+            raise ValueError(f"cell {data['cell_id']!r}: channel {channel!r} is not one of {', '.join(CHANNELS)}")
+        return cls(**values)
+
+
+def read_plan(path: Path) -> tuple[PlannedCell, ...]:
+    """The planned cells of a plan file: `{"include": [...]}` (`harness plan --format github`) or a list."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(
+            f"{path}: not a readable plan ({err})", hint="write it with `harness plan --format json`"
+        ) from None
+    entries = data.get("include") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise InputError(f'{path}: a plan is a list of cells with a cell_id (or {{"include": [...]}})')
+    try:
+        return tuple(PlannedCell.from_json(entry) for entry in entries)
+    except ValueError as err:
+        raise InputError(f'{path}: {err} (a plan is a list of cells with a cell_id, or {{"include": [...]}})') from None
+
+
+def plan_json(cells: Iterable[PlannedCell], *, indent: int | None = None) -> str:
+    """The plan as `harness plan --format github` writes it (on one line unless `indent`)."""
+    separators = (",", ":") if indent is None else None
+    return json.dumps({"include": [c.to_json() for c in cells]}, indent=indent, separators=separators)
 
 
 def is_self_hosted(labels: Sequence[str]) -> bool:
@@ -219,9 +279,44 @@ def plan_cells(
     return list(make_plan(backends, torch, channel).cells)
 
 
+def parse_runner_labels(text: str) -> dict[str, tuple[str, ...]]:
+    """The --runner-labels JSON: an object of backend or family -> a list of labels (or one label)."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise UsageError(f"--runner-labels is not JSON ({err})", hint='e.g. {"cuda": ["gpu-a100"]}') from None
+    if not isinstance(data, dict):
+        raise UsageError("--runner-labels must be a JSON object of backend -> labels")
+    out: dict[str, tuple[str, ...]] = {}
+    registry = load_registry()
+    for key, labels in data.items():
+        if key not in FAMILIES and registry.get(key) is None:
+            raise UsageError(f"--runner-labels names {key!r}, which is no backend or family")
+        labels = [labels] if isinstance(labels, str) else labels
+        if not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
+            raise UsageError(f"--runner-labels {key}: give a label or a non-empty list of labels")
+        out[key] = tuple(labels)
+    return out
+
+
+def relabel(cells: Sequence[PlannedCell], labels: Mapping[str, tuple[str, ...]]) -> list[PlannedCell]:
+    """Each cell on the labels given for its variant, else for its family, else the registry's."""
+    registry = load_registry()
+    out = []
+    for cell in cells:
+        backend = registry.get(cell.backend)
+        chosen = labels.get(cell.backend) or (labels.get(backend.build) if backend else None)
+        if chosen:
+            cell = dataclasses.replace(cell, runner_labels=chosen, self_hosted=is_self_hosted(chosen))
+        out.append(cell)
+    return out
+
+
 def github_matrix(cells: Sequence[PlannedCell]) -> str:
     """`{"include": [...]}` on one line, ready for `matrix=<this>` in $GITHUB_OUTPUT."""
-    return json.dumps({"include": [c.to_json() for c in cells]}, separators=(",", ":"))
+    return plan_json(cells)
 
 
 def table(cells: Sequence[PlannedCell]) -> str:

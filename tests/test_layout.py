@@ -111,6 +111,18 @@ def test_nothing_imports_the_cli() -> None:
     assert not wrong, wrong
 
 
+def _is_verb(module: str) -> bool:
+    """A verb's module (harness.commands.plan); the `_`-prefixed helpers (_args, _output) are not verbs."""
+    parts = module.split(".")
+    return len(parts) == 3 and parts[1] == "commands" and not parts[2].startswith("_")
+
+
+def test_no_verb_imports_another_verb() -> None:
+    """What two verbs share lives in a wing, the core or a `_` helper: a verb is a thin layer."""
+    wrong = [f"{s} imports {t}" for s, t in arrows() if _is_verb(s) and _is_verb(t)]
+    assert not wrong, wrong
+
+
 def test_the_rule_sees_an_arrow_against_the_flow(tmp_path: Path) -> None:
     """The check itself can fail: a merge module importing the publish wing is an arrow it reports."""
     module = tmp_path / "bad.py"
@@ -123,6 +135,9 @@ def test_the_rule_sees_an_arrow_against_the_flow(tmp_path: Path) -> None:
     }
     target = _known_target("harness.publish.render.markdown.render_markdown", _harness_modules())
     assert target == "harness.publish.render.markdown" and _place(target) not in ALLOWED["merge"]
+    # run may use images and host; merge may not, and no verb may import another
+    assert _place("harness.images.push") in ALLOWED["run"] and _place("harness.host.doctor") not in ALLOWED["merge"]
+    assert _is_verb("harness.commands.merge") and not _is_verb("harness.commands._args")
 
 
 def test_no_two_files_share_a_name() -> None:

@@ -6,16 +6,16 @@ and that arrived since. Writes the plan with a reason for every cell that sent n
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import os
 import sys
 from pathlib import Path
 
 from harness import outputs
-from harness.commands.merge import read_plan
 from harness.errors import UsageError
 from harness.github_api import GitHub
 from harness.merge.collect import collect, late_candidates, late_cells, parse_duration, say_duration
+from harness.plan import plan_json, read_plan
 
 HELP = "collect a workflow run's cells from its artifacts, with a deadline for cells no runner picked up"
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     run_id = args.run_id if args.run_id is not None else _env_run_id()
     deadline, cell_timeout, poll = (parse_duration(x) for x in (args.deadline, args.cell_timeout, args.poll))
     plan = read_plan(args.plan)
-    planned = [str(entry["cell_id"]) for entry in plan]
+    planned = [cell.cell_id for cell in plan]
     api = GitHub(args.repo)
     outputs.make_dirs(args.dest)
     outputs.sweep(args.dest)  # artifacts half unpacked by a killed collect
@@ -70,11 +70,8 @@ def run(args: argparse.Namespace) -> int:
         runs = load_history(args.late_from, limit=args.late_runs)
         summaries = [(r.run, [(c.id, c.has_data) for c in r.columns]) for r in runs]
         found.late = late_cells(api, late_candidates(summaries, run_id), args.dest, say=_say)
-    entries = [
-        {**entry, **({"missing": found.missing[entry["cell_id"]]} if entry["cell_id"] in found.missing else {})}
-        for entry in plan
-    ]
-    outputs.write_file(args.expect_out, json.dumps({"include": entries}, indent=1) + "\n")
+    expected = [dataclasses.replace(cell, missing=found.missing.get(cell.cell_id, "")) for cell in plan]
+    outputs.write_file(args.expect_out, plan_json(expected, indent=1) + "\n")
     late = f", {len(found.late)} late from earlier runs" if found.late else ""
     print(
         f"collect: {len(found.arrived)} of {len(planned)} planned cell(s) arrived, {len(found.missing)} missing{late}",

@@ -9,8 +9,6 @@ planned cell that sent nothing becomes a NO DATA column.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -19,7 +17,9 @@ from harness.cell import FeatureInfo
 from harness.errors import InputError, UsageError
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
+from harness.merge.inventory import cell_dirs
 from harness.model import Matrix
+from harness.plan import read_plan
 from harness.run.suites import load_features
 
 DEFAULT_FEATURES = Path("suites") / "features.toml"
@@ -72,75 +72,6 @@ def stated_features(path: Path | None) -> dict[str, FeatureInfo] | None:
     return load_features(path.parent, path)
 
 
-def read_plan(path: Path) -> list[dict[str, str]]:
-    """The planned cells from a plan file: {"include": [...]} or a list, each with cell_id and backend."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(
-            f"{path}: not a readable plan ({err})", hint="write it with `harness plan --format json`"
-        ) from None
-    entries = data.get("include") if isinstance(data, dict) else data
-    if not isinstance(entries, list) or not all(
-        isinstance(e, dict) and isinstance(e.get("cell_id"), str) for e in entries
-    ):
-        raise InputError(f'{path}: a plan is a list of cells with a cell_id (or {{"include": [...]}})')
-    return entries
-
-
-def _is_cell(path: Path) -> bool:
-    """A folder holding a manifest.json; one that cannot even be looked into counts too, so that
-    the merge names it and why (a column's problem), instead of leaving it out unseen."""
-    try:
-        os.lstat(path / "manifest.json")
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except OSError:  # permission denied, an I/O error: not ours to judge here
-        return True
-    return True
-
-
-def _subfolders(folder: Path) -> tuple[list[Path], list[Path]]:
-    """(visible folders in `folder`, unreadable ones) in name order."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return [], [folder]
-    found: list[Path] = []
-    for entry in entries:
-        try:
-            if not entry.name.startswith(".") and entry.is_dir():
-                found.append(Path(entry.path))
-        except OSError:
-            found.append(Path(entry.path))
-    return found, []
-
-
-def expand(paths: list[Path], depth: int = 3) -> list[Path]:
-    """A path with a manifest.json is a cell; otherwise look for cells below it (at the first depth
-    that has any). Hidden dirs below it are left out: a cell being built (`harness run`, `harness
-    import`) is hidden until it is whole. A folder that cannot be read is kept as a cell, so the
-    merge reports it with the reason."""
-    found: list[Path] = []
-    for path in paths:
-        if _is_cell(path) or not path.is_dir():
-            found.append(path)
-            continue
-        level, below = [path], []
-        for _ in range(depth):
-            deeper, unreadable = [], []
-            for folder in level:
-                subs, closed = _subfolders(folder)
-                deeper += subs
-                unreadable += closed
-            below = [p for p in deeper if _is_cell(p)] + unreadable
-            if below:
-                break
-            level = deeper
-        found.extend(below or [path])
-    return found
-
-
 def _tally(matrix: Matrix, column_id: str, judged: int) -> str:
     # Measurement tests record figures, not outcomes: named apart so "N tests" matches the counts below it.
     measured = sum(cells[column_id].measurements for cells in matrix.cells.values() if column_id in cells)
@@ -152,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.lock_timeout < 0:
         raise UsageError("--lock-timeout must be 0 or more seconds")
-    cells = expand(args.cells)
+    cells = cell_dirs(args.cells)
     matrix = merge_cell_dirs(
         cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs, features=stated_features(args.features)
     )

@@ -25,13 +25,12 @@ from harness import outputs
 from harness.cell import CellStatus
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
-from harness.commands.merge import expand
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.host.doctor import make_report
 from harness.host.host import detect_host, root_from_env
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
-from harness.merge.inventory import CellRun, older_no_data
+from harness.merge.inventory import CellRun, cell_dirs, older_no_data
 from harness.publish.render.markdown import render_markdown
 from harness.run.execute import CellOutcome, RunOptions, run_cell
 from harness.run.suites import load_features
@@ -179,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     # Under the folder's lock: two runs ending at once each merge every cell there, one after the other.
     with outputs.locked(out_dir, what=f"{out_dir / 'matrix.json'}"):
         outputs.sweep(out_dir)
-        cells = expand([out_dir])
+        cells = cell_dirs([out_dir])
         matrix = merge_cell_dirs(
             [c for c in cells if c.is_dir()], features=load_features(opts.suites_dir, opts.features_file)
         )

@@ -55,6 +55,7 @@ from harness.model import (
     arrived_after,
 )
 from harness.outcomes import GOOD, Outcome, Rollup, Scope
+from harness.plan import PlannedCell
 from harness.probe import Device, Probe
 from harness.registry import LEGACY_IDS, load_registry
 from harness.torch_build import parse_variant, parse_version, version_sort_key
@@ -428,17 +429,17 @@ class _Builder:
             _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran, runs=runs)
         )
 
-    def add_missing(self, entry: dict[str, Any]) -> None:
+    def add_missing(self, planned: PlannedCell) -> None:
         manifest = Manifest(
-            cell_id=entry["cell_id"],
-            backend=str(entry.get("backend", "")),
+            cell_id=planned.cell_id,
+            backend=planned.backend,
             run_id="",
             # a collector that gave up on the cell says why (no runner within the deadline, a failed build)
-            error=f"no results: {entry['missing']}" if entry.get("missing") else MISSING_CELL_ERROR,
+            error=f"no results: {planned.missing}" if planned.missing else MISSING_CELL_ERROR,
             # the planned build, so the column sorts with its backend's other builds
-            environment=Probe.from_json({"torch": {"version": entry.get("torch") or None}}),
+            environment=Probe.from_json({"torch": {"version": planned.torch or None}}),
             # the planned channel (a nightly that never ran is still the nightly's column)
-            channel=entry["channel"] if entry.get("channel") in ("release", "test", "nightly") else None,
+            channel=planned.channel or None,
         )
         self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False))
 
@@ -722,15 +723,15 @@ def version_key(version: str | None) -> tuple[Any, ...]:
     return version_sort_key(version)
 
 
-def missing_cells(expected: Sequence[dict[str, Any]], present: Iterable[str]) -> list[dict[str, Any]]:
+def missing_cells(expected: Sequence[PlannedCell], present: Iterable[str]) -> list[PlannedCell]:
     """The planned cells that produced nothing."""
     have = set(present)
-    return [entry for entry in expected if entry["cell_id"] not in have]
+    return [planned for planned in expected if planned.cell_id not in have]
 
 
 def merge_cell_dirs(
     paths: Iterable[Path],
-    expected: Sequence[dict[str, Any]] = (),
+    expected: Sequence[PlannedCell] = (),
     *,
     jobs: int | None = None,
     features: Mapping[str, FeatureInfo] | None = None,
@@ -744,7 +745,7 @@ def merge_cell_dirs(
 
 def _merge(
     paths: Iterable[Path],
-    expected: Sequence[dict[str, Any]],
+    expected: Sequence[PlannedCell],
     jobs: int | None,
     features: Mapping[str, FeatureInfo] | None = None,
 ) -> Matrix:

@@ -83,6 +83,59 @@ def size_of(path: Path) -> int:
     return total
 
 
+def _is_cell(path: Path) -> bool:
+    """A folder holding a manifest.json; one that cannot even be looked into counts too, so that
+    the merge names it and why (a column's problem), instead of leaving it out unseen."""
+    try:
+        os.lstat(path / "manifest.json")
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:  # permission denied, an I/O error: not ours to judge here
+        return True
+    return True
+
+
+def _subfolders(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(visible folders in `folder`, unreadable ones) in name order."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return [], [folder]
+    found: list[Path] = []
+    for entry in entries:
+        try:
+            if not entry.name.startswith(".") and entry.is_dir():
+                found.append(Path(entry.path))
+        except OSError:
+            found.append(Path(entry.path))
+    return found, []
+
+
+def cell_dirs(paths: Iterable[Path], depth: int = 3) -> list[Path]:
+    """A path with a manifest.json is a cell; otherwise look for cells below it (at the first depth
+    that has any). Hidden dirs below it are left out: a cell being built (`harness run`, `harness
+    import`) is hidden until it is whole. A folder that cannot be read is kept as a cell, so the
+    merge reports it with the reason."""
+    found: list[Path] = []
+    for path in paths:
+        if _is_cell(path) or not path.is_dir():
+            found.append(path)
+            continue
+        level, below = [path], []
+        for _ in range(depth):
+            deeper, unreadable = [], []
+            for folder in level:
+                subs, closed = _subfolders(folder)
+                deeper += subs
+                unreadable += closed
+            below = [p for p in deeper if _is_cell(p)] + unreadable
+            if below:
+                break
+            level = deeper
+        found.extend(below or [path])
+    return found
+
+
 def find_runs(results_dir: Path) -> list[Path]:
     """The run dirs under a results dir (a dir with a manifest.json, up to three levels down), hidden
     ones (a cell being built, the trash) left out."""

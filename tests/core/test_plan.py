@@ -1,13 +1,25 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from harness.cli import main
-from harness.errors import RegistryError, UsageError
-from harness.plan import github_matrix, is_self_hosted, plan_cells
+from harness.errors import InputError, RegistryError, UsageError
+from harness.plan import (
+    PlannedCell,
+    github_matrix,
+    is_self_hosted,
+    make_plan,
+    parse_runner_labels,
+    plan_cells,
+    plan_json,
+    read_plan,
+    relabel,
+)
 from harness.registry import load_registry
 
 
@@ -208,3 +220,73 @@ def test_bad_torch_versions_are_refused_in_one_line(torch: str, message: str, ca
 def test_unknown_backends_are_refused() -> None:
     with pytest.raises(RegistryError):
         plan_cells(["nope"])
+
+
+def test_the_plan_reads_back_as_the_cells_it_was_written_from(tmp_path: Path, capsys) -> None:
+    """`harness plan` writes it, merge and collect read it: the same typed cells, every field."""
+    cells = make_plan(None, "2.13.0,2.14.1").cells
+    path = tmp_path / "plan.json"
+    path.write_text(github_matrix(cells))
+    assert read_plan(path) == cells
+    assert main(["plan", "--format", "json", "--torch", "2.13.0,2.14.1"]) == 0
+    path.write_text(capsys.readouterr().out)
+    assert read_plan(path) == cells, "a plain list (--format json) reads the same"
+    collected = dataclasses.replace(cells[0], missing="no runner picked it up within 3 h")
+    path.write_text(plan_json([collected, *cells[1:]], indent=1))
+    assert read_plan(path) == (collected, *cells[1:])
+    assert "missing" not in json.loads(github_matrix(cells))["include"][0], "a plan says nothing of what is missing"
+
+
+def test_a_plan_written_by_hand_needs_only_cell_ids(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"include": [{"cell_id": "cpu"}, {"cell_id": "cu130", "backend": "cu130", "x": 1}]}))
+    assert read_plan(path) == (PlannedCell("cpu"), PlannedCell("cu130", backend="cu130"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "not a readable plan"),
+        ('{"include": 3}', "a plan is a list of cells"),
+        ('[{"backend": "cpu"}]', "a plan entry is an object with a cell_id"),
+        ('[{"cell_id": ""}]', "a plan entry is an object with a cell_id"),
+        ('["cpu"]', "a plan entry is an object with a cell_id"),
+        ('[{"cell_id": "cpu", "runner_labels": "gpu"}]', "cell 'cpu': runner_labels is not a list of labels"),
+        ('[{"cell_id": "cpu", "self_hosted": "yes"}]', "cell 'cpu': self_hosted is not true or false"),
+        ('[{"cell_id": "cpu", "torch": 2.13}]', "cell 'cpu': torch is not a string"),
+        ('[{"cell_id": "cpu", "channel": "beta"}]', "cell 'cpu': channel 'beta' is not one of release, test, nightly"),
+    ],
+)
+def test_a_bad_plan_is_one_input_error_naming_the_field(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=re.escape(message)) as raised:
+        read_plan(path)
+    assert str(path) in str(raised.value)
+
+
+def test_runner_labels_given_for_a_variant_or_its_family_replace_the_registrys() -> None:
+    labels = parse_runner_labels('{"cuda": ["gpu-a100"], "cu132": "h200", "cpu": ["ubuntu-24.04-arm"]}')
+    assert labels == {"cuda": ("gpu-a100",), "cu132": ("h200",), "cpu": ("ubuntu-24.04-arm",)}
+    cells = {c.backend: c for c in relabel(make_plan(["cpu", "cuda", "xpu"]).cells, labels)}
+    assert (cells["cu132"].runner_labels, cells["cu132"].self_hosted) == (("h200",), True), "the variant's own wins"
+    cuda = [c for c in cells.values() if c.backend.startswith("cu") and c.backend != "cu132"]
+    assert cuda and all(c.runner_labels == ("gpu-a100",) for c in cuda), "the family's for the others"
+    assert (cells["cpu"].runner_labels, cells["cpu"].self_hosted) == (("ubuntu-24.04-arm",), False)
+    xpu = load_registry()["xpu"]
+    assert cells["xpu"].runner_labels == xpu.runner_labels, "not named: the registry's"
+    assert parse_runner_labels("  ") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "--runner-labels is not JSON"),
+        ('["gpu"]', "--runner-labels must be a JSON object"),
+        ('{"nvidia": ["gpu"]}', "--runner-labels names 'nvidia', which is no backend or family"),
+        ('{"cuda": []}', "--runner-labels cuda: give a label or a non-empty list of labels"),
+    ],
+)
+def test_bad_runner_labels_are_refused(text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        parse_runner_labels(text)

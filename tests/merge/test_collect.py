@@ -14,6 +14,7 @@ from harness.errors import InputError, UsageError
 from harness.github_api import Artifact, Job
 from harness.merge.collect import collect, late_candidates, late_cells, parse_duration, unpack
 from harness.merge.combine import merge_cell_dirs
+from harness.plan import PlannedCell, read_plan
 from tests.publishing_cells import real_cells
 
 
@@ -95,8 +96,7 @@ def test_cells_are_awaited_and_one_no_runner_takes_becomes_no_data_at_the_deadli
     }
     assert 600 < store.now <= 720, "it gave up on rocm at the deadline, not before and not long after"
     assert "rocm: no runner picked it up within 10 m; published as NO DATA" in "\n".join(lines)
-    plan = [{"cell_id": c, "backend": c} for c in ("cpu", "cu130", "rocm")]
-    plan = [{**e, "missing": found.missing[e["cell_id"]]} if e["cell_id"] in found.missing else e for e in plan]
+    plan = [PlannedCell(c, backend=c, missing=found.missing.get(c, "")) for c in ("cpu", "cu130", "rocm")]
     matrix = merge_cell_dirs([p.parent for p in tmp_path.rglob("manifest.json")], plan)
     rocm = matrix.column("rocm")
     assert rocm.state.value == "no-data" and rocm.error == "no results: no runner picked it up within 10 m"
@@ -145,7 +145,7 @@ def test_durations(tmp_path: Path) -> None:
 
 
 def test_the_merge_names_the_collectors_reason(tmp_path: Path) -> None:
-    matrix = merge_cell_dirs([], [{"cell_id": "xpu", "backend": "xpu", "missing": "no runner picked it up within 3 h"}])
+    matrix = merge_cell_dirs([], [PlannedCell("xpu", backend="xpu", missing="no runner picked it up within 3 h")])
     assert matrix.column("xpu").error == "no results: no runner picked it up within 3 h"
 
 
@@ -186,11 +186,11 @@ def test_harness_collect_against_githubs_api(tmp_path: Path, monkeypatch: pytest
     out = capsys.readouterr()
     assert "collect: cpu: arrived" in out.out and "collect: cu130: no runner picked it up within 1 s" in out.out
     assert "1 of 2 planned cell(s) arrived, 1 missing" in out.err
-    expect = json.loads((tmp_path / "e.json").read_text())["include"]
-    assert expect == [
-        {"cell_id": "cpu", "backend": "cpu"},
-        {"cell_id": "cu130", "backend": "cu130", "missing": "no runner picked it up within 1 s"},
-    ]
+    assert read_plan(tmp_path / "e.json") == (
+        PlannedCell("cpu", backend="cpu"),
+        PlannedCell("cu130", backend="cu130", missing="no runner picked it up within 1 s"),
+    )
+    assert "missing" not in json.loads((tmp_path / "e.json").read_text())["include"][0], "said only where missing"
     assert (tmp_path / "cells" / "cell-cpu" / "cpu-host" / "manifest.json").is_file()
     assert hub.unexpected == [] and {c.authorization for c in hub.api_calls(contains="/api/")} == {"Bearer tok"}
     assert hub.blob_with_token == [] and hub.api_calls("GET", "/blob/"), "downloaded from storage, without the token"

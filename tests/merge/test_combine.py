@@ -11,6 +11,7 @@ import pytest
 from harness.matrix_json import load_matrix, validate_matrix, write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.outcomes import Outcome, Rollup, Scope
+from harness.plan import PlannedCell
 from tests.cellfactory import run_sample_cell, write_suite
 from tests.conftest import slow_fixture
 
@@ -419,9 +420,7 @@ def test_columns_record_their_channel_and_a_planned_nightly_that_never_ran_keeps
     channel in their manifests) get what their torch version implies; matrix.json validates."""
     from tests.committed import cell_dirs
 
-    expected = [
-        {"cell_id": "cu130-2.16.0.dev20261130", "backend": "cu130", "torch": "2.16.0.dev20261130", "channel": "nightly"}
-    ]
+    expected = [PlannedCell("cu130-2.16.0.dev20261130", backend="cu130", torch="2.16.0.dev20261130", channel="nightly")]
     matrix = merge_cell_dirs(cell_dirs(), expected, jobs=1)
     channels = {c.id: (c.state.value, c.channel) for c in matrix.columns}
     assert channels["cu130-2.16.0.dev20261130"] == ("no-data", "nightly")

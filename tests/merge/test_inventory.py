@@ -126,3 +126,21 @@ def test_the_cells_verb_lists_forgets_and_prunes(results: Path, capsys) -> None:
     assert main(["cells", "prune", "nothing", "--results-dir", str(results)]) == 2
     assert "takes no ids" in capsys.readouterr().err
     assert main(["cells", "forget", "--results-dir", str(results)]) == 2
+
+
+def test_cell_dirs_finds_cells_at_the_first_depth_that_has_any(results: Path, tmp_path: Path) -> None:
+    """`harness merge DIR` and `harness run`'s own merge: a cell is taken as given, a folder is looked
+    into (downloaded artifacts hold a cell one level further down), hidden folders (a cell being
+    built, the trash) are left out, and a folder without cells stays, so the merge names it."""
+    runs = sorted(p for p in results.iterdir())
+    assert inventory.cell_dirs([results]) == runs
+    assert inventory.cell_dirs([runs[0]]) == [runs[0]], "a cell is a cell"
+    artifacts = tmp_path / "artifacts"
+    shutil.copytree(CELLS / BASE, artifacts / "cell-cpu" / "cpu-host")
+    shutil.copytree(CELLS / BASE, artifacts / ".building" / "cpu-host")
+    (artifacts / "cell-empty").mkdir()
+    assert inventory.cell_dirs([artifacts]) == [artifacts / "cell-cpu" / "cpu-host"]
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    missing = tmp_path / "absent"
+    assert inventory.cell_dirs([empty, missing]) == [empty, missing]
