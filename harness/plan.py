@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from harness.errors import InputError, UsageError
 from harness.registry import CHANNELS, FAMILIES, Registry, Release, load_registry
+from harness.text_table import aligned
 from harness.torch_build import parse_version
 
 IMAGE_REPOSITORY: Final = "torch-compat"
@@ -334,6 +335,4 @@ def table(cells: Sequence[PlannedCell]) -> str:
         )
         for c in cells
     ]
-    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
-    lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in [headers, *rows]]
-    return "\n".join(lines) + "\n"
+    return "\n".join(aligned([headers, *rows])) + "\n"

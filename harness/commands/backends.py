@@ -11,6 +11,7 @@ import shlex
 from dataclasses import asdict
 
 from harness.registry import Registry, load_registry
+from harness.text_table import aligned
 
 HELP = "list the build variants and which torch release ships which (harness/backends.toml)"
 
@@ -19,11 +20,6 @@ STATUS_MARK = {"stable": "stable", "experimental": "experimental", "legacy": "le
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table")
-
-
-def _columns(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 def variants_table(registry: Registry) -> list[str]:
@@ -47,7 +43,7 @@ def variants_table(registry: Registry) -> list[str]:
                 shlex.join(b.health_check),
             )
         )
-    return _columns(rows)
+    return aligned(rows)
 
 
 def releases_table(registry: Registry) -> list[str]:
@@ -69,7 +65,7 @@ def releases_table(registry: Registry) -> list[str]:
                 *marks,
             )
         )
-    return _columns(rows)
+    return aligned(rows)
 
 
 def python_span(pythons: tuple[str, ...]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.merge import inventory
+from harness.text_table import aligned
 
 HELP = "list the runs in a results dir; forget runs or prune superseded ones (NO DATA attempts first)"
 
@@ -52,8 +53,7 @@ def _table(runs: list[inventory.CellRun]) -> list[str]:
                 run.role,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]]) for row in rows]
+    return aligned(rows)
 
 
 def run(args: argparse.Namespace) -> int:
