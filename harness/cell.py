@@ -398,6 +398,12 @@ class FeatureInfo:
             data["groups"] = [g.to_json() for g in self.groups]
         return data
 
+    def stated_over(self, base: FeatureInfo) -> FeatureInfo:
+        """`base` with each field this info states (a text that is set, a list that is not empty) in its
+        place: a newer statement of a feature wins field by field, and keeps what it leaves unsaid."""
+        said = {f.name: v for f in dataclasses.fields(self) if (v := getattr(self, f.name)) is not None and v != ()}
+        return dataclasses.replace(base, **said)
+
     @classmethod
     def from_json(cls, data: Any) -> FeatureInfo:
         data = _map(data)
@@ -412,26 +418,44 @@ class FeatureInfo:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ImportedFile:
+    """One file `harness import` copied into the cell: where it came from, where it lies in the cell
+    (gzipped, relative to the cell dir) and the sha256 of its content."""
+
+    source: str
+    file: str
+    sha256: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"source": self.source, "file": self.file, "sha256": self.sha256}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ImportedFile | None:
+        """None for an entry that names no file in the cell (nothing to read back)."""
+        data = _map(data)
+        file = _str(data.get("file"))
+        if file is None:
+            return None
+        return cls(source=_str(data.get("source")) or "", file=file, sha256=_str(data.get("sha256")) or "")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ImportInfo:
     """What `harness import` copied into the cell, with each file's sha256."""
 
-    files: tuple[Mapping[str, str], ...] = ()
+    files: tuple[ImportedFile, ...] = ()
     feature_map: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"files": [dict(f) for f in self.files], "feature_map": self.feature_map}
+        return {"files": [f.to_json() for f in self.files], "feature_map": self.feature_map}
 
     @classmethod
     def from_json(cls, data: Any) -> ImportInfo | None:
         if not isinstance(data, Mapping):
             return None
         files = data.get("files")
-        return cls(
-            files=tuple({str(k): str(v) for k, v in f.items()} for f in files if isinstance(f, Mapping))
-            if isinstance(files, list)
-            else (),
-            feature_map=_str(data.get("feature_map")),
-        )
+        found = (ImportedFile.from_json(f) for f in files) if isinstance(files, list) else ()
+        return cls(files=tuple(f for f in found if f is not None), feature_map=_str(data.get("feature_map")))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.torch_build import TorchFacts
+from harness.torch_build import BUILD_KINDS, TorchFacts, build_of
 
 
 def _text(value: Any) -> str | None:
@@ -90,8 +90,10 @@ class Probe:
 
     @property
     def facts(self) -> TorchFacts:
-        """The build's compile-time facts, for harness/torch_build.py's rules."""
-        return TorchFacts.from_probe(self.raw)
+        """The build's compile-time facts, for harness/torch_build.py's rules: from the fields read once
+        (from_json), never from the raw object again."""
+        build = self.build if self.build in BUILD_KINDS else build_of(self.cuda, self.hip, self.xpu)
+        return TorchFacts(version=self.torch_version or "", build=build, cuda=self.cuda, hip=self.hip, xpu=self.xpu)
 
     @property
     def device(self) -> Device | None:

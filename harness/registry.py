@@ -70,11 +70,6 @@ class Backend:
         return self.build
 
     @property
-    def index_token(self) -> str:
-        """The last path part of the wheel index (cpu, cu126, rocm7.2, xpu)."""
-        return self.wheel_index.rstrip("/").rsplit("/", 1)[-1]
-
-    @property
     def needs_device(self) -> bool:
         return bool(self.accelerator)
 
@@ -506,13 +501,9 @@ def get_backend(backend_id: str) -> Backend:
     return registry.backend(backend_id)
 
 
-def backend_for_probe(probe: Probe | Mapping[str, Any]) -> Backend | None:
+def backend_for_probe(probe: Probe) -> Backend | None:
     """The backend of the torch the suites' probe saw (any build gets one); None without a torch."""
-    facts = probe.facts if isinstance(probe, Probe) else TorchFacts.from_probe(probe)
+    facts = probe.facts
     if not facts.version:
         return None
     return load_registry().for_facts(facts)
-
-
-def as_dict(backend: Backend) -> dict[str, Any]:
-    return dataclasses.asdict(backend)

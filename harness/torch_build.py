@@ -14,7 +14,6 @@ verify_torch.py, where no harness is installed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,10 +95,6 @@ class Variant:
     family: str
     runtime: str = ""  # 13.2, 7.14; "" for cpu and xpu
 
-    @property
-    def runtime_key(self) -> tuple[int, ...]:
-        return tuple(int(n) for n in self.runtime.split(".")) if self.runtime else ()
-
 
 def parse_variant(token: str | None) -> Variant | None:
     """`cu132` -> Variant(cu132, cuda, 13.2); `rocm7.14` -> Variant(rocm7.14, rocm, 7.14); None otherwise."""
@@ -170,18 +165,6 @@ class TorchFacts:
         version = getattr(torch, "version", None)
         cuda, hip, xpu = (getattr(version, name, None) for name in ("cuda", "hip", "xpu"))
         return cls(version=str(torch.__version__), build=build_of(cuda, hip, xpu), cuda=cuda, hip=hip, xpu=xpu)
-
-    @classmethod
-    def from_probe(cls, probe: Mapping[str, Any]) -> TorchFacts:
-        """From the JSON object the suites' probe prints (suites/_support/probe.py)."""
-        torch = probe.get("torch") if isinstance(probe.get("torch"), Mapping) else {}
-        runtime = probe.get("runtime") if isinstance(probe.get("runtime"), Mapping) else {}
-        cuda, hip, xpu = (v if isinstance(v := runtime.get(name), str) else None for name in ("cuda", "hip", "xpu"))
-        version = str(torch.get("version") or torch.get("base_version") or "")
-        if torch.get("local_tag") and "+" not in version:
-            version = f"{version}+{torch['local_tag']}"
-        build = probe.get("build") if probe.get("build") in BUILD_KINDS else build_of(cuda, hip, xpu)
-        return cls(version=version, build=str(build), cuda=cuda, hip=hip, xpu=xpu)
 
     def to_dict(self) -> dict[str, Any]:
         return {

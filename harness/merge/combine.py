@@ -486,39 +486,41 @@ class _Builder:
         feature's metadata (title, release, claim, scope, source) comes from the most recently started
         cell that states it (on a tie, the later column): a feature map that names a project feature
         without a title keeps the project's title."""
-        meta: dict[str, dict[str, tuple[str, str]]] = {}  # feature -> field -> (stamp, value)
+        said: dict[str, list[tuple[str, FeatureInfo]]] = {}  # feature -> (stamp, what a cell states of it)
         seen: dict[str, None] = {}
         for cell in cells:
             stamp = cell.manifest.started_at or ""
             for fid, info in cell.features.items():
-                fields = meta.setdefault(fid, {})
-                for name, value in info.to_json().items():
-                    if name not in fields or stamp >= fields[name][0]:
-                        fields[name] = (stamp, value)
+                said.setdefault(fid, []).append((stamp, info))
             seen.update(dict.fromkeys(cell.rolled))
-        for fid, info in self.stated.items():
-            if fid in meta or fid in seen:
-                meta.setdefault(fid, {}).update({name: ("\uffff", value) for name, value in info.to_json().items()})
-        order = [fid for fid in meta if fid != UNASSIGNED]
-        order += [fid for fid in seen if fid not in meta and fid != UNASSIGNED]
+        for fid in self.stated:
+            if fid in said or fid in seen:
+                said.setdefault(fid, [])
+        order = [fid for fid in said if fid != UNASSIGNED]
+        order += [fid for fid in seen if fid not in said and fid != UNASSIGNED]
         if UNASSIGNED in seen:
             order.append(UNASSIGNED)
         features = []
         for fid in order:
-            info = {name: value for name, (_, value) in meta.get(fid, {}).items()}
-            title = info.get("title") or ("Not in any feature" if fid == UNASSIGNED else fid)
-            scope = Scope.HOST if info.get("scope") == Scope.HOST.value else Scope.BACKEND
+            info = FeatureInfo()
+            # Oldest first (a stable sort: on a tie the later column comes later), so the newest wins.
+            for _, stated in sorted(said.get(fid, ()), key=operator.itemgetter(0)):
+                info = stated.stated_over(info)
+            if fid in self.stated:
+                info = self.stated[fid].stated_over(info)
             features.append(
                 Feature(
                     id=fid,
-                    title=title,
-                    since=info.get("since"),
-                    claim=info.get("claim"),
-                    source=info.get("source"),
-                    scope=scope,
-                    apis=tuple(info.get("apis") or ()),
-                    devices=tuple(info.get("devices") or ()),
-                    groups=tuple(FeatureGroup.from_json(g) for g in info.get("groups") or ()),
+                    title=info.title or ("Not in any feature" if fid == UNASSIGNED else fid),
+                    since=info.since,
+                    claim=info.claim,
+                    source=info.source,
+                    scope=Scope.HOST if info.scope == Scope.HOST.value else Scope.BACKEND,
+                    apis=info.apis,
+                    devices=info.devices,
+                    groups=tuple(
+                        FeatureGroup(match=g.match, since=g.since, claim=g.claim, source=g.source) for g in info.groups
+                    ),
                 )
             )
         return features

@@ -29,6 +29,7 @@ from harness.cell import (
     CellDir,
     CellStatus,
     FeatureInfo,
+    ImportedFile,
     ImportInfo,
     Manifest,
     RunnerInfo,
@@ -299,7 +300,7 @@ def _build(
         hashed = next((known for known, path in seen.items() if path == source), None)
         if hashed is not None and not hashed.startswith("unique-") and hashed != sha:
             raise InputError(f"{source}: changed while it was imported; import it again")
-        copied.append({"source": str(source), "file": f"{JUNIT_DIR}/{targets[source].name}", "sha256": sha})
+        copied.append(ImportedFile(source=str(source), file=f"{JUNIT_DIR}/{targets[source].name}", sha256=sha))
     now = utc_now()
     manifest = Manifest(
         cell_format=cellformat_v3.FORMAT,

@@ -151,7 +151,7 @@ class ColumnSummary:
         return self.state not in (ColumnState.NO_DATA, ColumnState.NOT_SHIPPED)
 
     @property
-    def failing(self) -> int:
+    def failures(self) -> int:
         return sum(self.counts.get(o, 0) for o in BAD)
 
     def to_json(self) -> dict[str, Any]:

@@ -17,6 +17,10 @@ from harness.cell import (
     CELL_FORMATS,
     CellDir,
     CellStatus,
+    FeatureGroup,
+    FeatureInfo,
+    ImportedFile,
+    ImportInfo,
     Manifest,
     building_cell,
     default_cell_id,
@@ -283,3 +287,41 @@ def test_a_manifest_records_its_channel_and_ignores_a_made_up_one() -> None:
     assert Manifest.from_json({**base, "channel": "nightly"}).to_json()["channel"] == "nightly"
     assert Manifest.from_json({**base, "channel": "beta"}).channel is None
     assert "channel" not in Manifest.from_json(base).to_json()
+
+
+def test_imported_files_read_back_typed_and_entries_without_a_file_are_left_out() -> None:
+    data = {
+        "files": [
+            {"source": "/ci/report.xml", "file": "junit/report.xml.gz", "sha256": "ab" * 32},
+            {"source": "/ci/lost.xml"},  # names nothing in the cell: nothing to read back
+            "junit/other.xml.gz",
+            {"file": "junit/bare.xml.gz", "sha256": 7},
+        ],
+        "feature_map": "feature-map.toml",
+    }
+    info = ImportInfo.from_json(data)
+    assert info == ImportInfo(
+        files=(
+            ImportedFile(source="/ci/report.xml", file="junit/report.xml.gz", sha256="ab" * 32),
+            ImportedFile(source="", file="junit/bare.xml.gz", sha256=""),  # a number is no sha256
+        ),
+        feature_map="feature-map.toml",
+    )
+    assert ImportInfo.from_json(info.to_json()) == info
+    assert ImportInfo.from_json({"files": "x"}) == ImportInfo() and ImportInfo.from_json([]) is None
+
+
+def test_a_newer_statement_of_a_feature_wins_field_by_field() -> None:
+    """How the merge lays the cells' copies of a feature over each other (newest last), then the
+    features file over them all: what the newer one leaves unsaid, the older keeps."""
+    older = FeatureInfo(title="Linear algebra", since="2.9", apis=("torch.linalg.svd",), devices=("cuda",))
+    newer = FeatureInfo(since="2.13", claim="batched svd", groups=(FeatureGroup(match="*batched*", since="2.14"),))
+    assert newer.stated_over(older) == FeatureInfo(
+        title="Linear algebra",
+        since="2.13",
+        claim="batched svd",
+        apis=("torch.linalg.svd",),
+        devices=("cuda",),
+        groups=(FeatureGroup(match="*batched*", since="2.14"),),
+    )
+    assert FeatureInfo().stated_over(older) == older and older.stated_over(FeatureInfo()) == older

@@ -8,6 +8,7 @@ import tomllib
 import pytest
 
 from harness.errors import RegistryError
+from harness.probe import Probe
 from harness.registry import REGISTRY_PATH, backend_for_probe, get_backend, load_registry, parse_registry
 
 
@@ -122,7 +123,7 @@ def test_malformed_registry_is_refused_with_the_table_named(edit, message):
     ],
 )
 def test_any_build_gets_a_backend(probe, expected):
-    found = backend_for_probe(probe)
+    found = backend_for_probe(Probe.from_json(probe))
     assert (found.id if found else None) == expected
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.probe import Probe
 from harness.registry import backend_for_probe, load_registry
 from harness.torch_build import TorchFacts, mismatches, parse_variant, parse_version, version_sort_key
 
@@ -31,9 +32,9 @@ def test_each_build_matches_only_its_own_backend(backend_id: str) -> None:
 def test_the_h200_host_torch_is_cu130() -> None:
     """A GPU host with torch 2.11+cu130 installed natively is the cu130 backend (any version)."""
     probe = {"torch": {"version": "2.11.0+cu130", "local_tag": "cu130"}, "build": "cuda", "runtime": {"cuda": "13.0"}}
-    assert backend_for_probe(probe).id == "cu130"
-    assert mismatches(TorchFacts.from_probe(probe), load_registry().backend("cu130").expected()) == []
-    assert mismatches(TorchFacts.from_probe(probe), load_registry().backend("cu130").expected("2.13.0")) == [
+    assert backend_for_probe(Probe.from_json(probe)).id == "cu130"
+    assert mismatches(Probe.from_json(probe).facts, load_registry().backend("cu130").expected()) == []
+    assert mismatches(Probe.from_json(probe).facts, load_registry().backend("cu130").expected("2.13.0")) == [
         "torch 2.11.0+cu130 installed, 2.13.0 was asked for"
     ]
 
@@ -63,9 +64,9 @@ def test_facts_from_the_suites_probe() -> None:
         "build": "rocm",
         "runtime": {"hip": "7.2.1"},
     }
-    facts = TorchFacts.from_probe(probe)
+    facts = Probe.from_json(probe).facts
     assert facts.build == "rocm" and facts.runtime == "7.2.1" and facts.local_tag == "rocm7.2"
-    assert backend_for_probe(probe).id == "rocm7.2"
+    assert backend_for_probe(Probe.from_json(probe)).id == "rocm7.2"
 
 
 @pytest.mark.parametrize(

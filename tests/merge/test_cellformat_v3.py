@@ -28,14 +28,14 @@ def test_an_imported_cell_is_format_3_with_gzipped_originals_and_reads_from_its_
     assert manifest.cell_format == FORMAT == 3
     assert manifest.imported is not None and len(manifest.imported.files) == len(files)
     for entry, source in zip(manifest.imported.files, files, strict=True):
-        copy = gzip.decompress((done.cell_dir / entry["file"]).read_bytes())
-        assert copy == source.read_bytes() and entry["file"].endswith(".xml.gz")
-        assert entry["sha256"] == hashlib.sha256(copy).hexdigest()
+        copy = gzip.decompress((done.cell_dir / entry.file).read_bytes())
+        assert copy == source.read_bytes() and entry.file.endswith(".xml.gz")
+        assert entry.sha256 == hashlib.sha256(copy).hexdigest()
     events = [json.loads(line)["event"] for line in (done.cell_dir / "events.jsonl").read_text().splitlines()]
     assert {"pass", "result"} <= set(events) and events[0] == "session_start" and events[-1] == "session_finish"
     before = ingest.ingest_cell(done.cell_dir)
     for entry in manifest.imported.files:
-        (done.cell_dir / entry["file"]).unlink()
+        (done.cell_dir / entry.file).unlink()
     after = ingest.ingest_cell(done.cell_dir)
     assert (after.nodeids, after.results, after.errors) == (before.nodeids, before.results, before.errors)
     assert after.errors == [] and len(after.nodeids) == 30

@@ -63,7 +63,7 @@ def test_a_summary_holds_what_the_trend_needs() -> None:
     summary = summarize(matrix)
     assert summary.generated_at == matrix.generated_at and len(summary.run) == 12
     cpu, rocm = summary.columns
-    assert cpu.has_data and cpu.state is ColumnState.OK and cpu.failing == cpu.counts.get(Outcome.FAILED, 0) > 0
+    assert cpu.has_data and cpu.state is ColumnState.OK and cpu.failures == cpu.counts.get(Outcome.FAILED, 0) > 0
     assert cpu.features["alpha"] is matrix.cells["alpha"]["cpu"].state
     assert not rocm.has_data and rocm.score is None
     assert set(rocm.features.values()) == {Rollup.NO_DATA}

@@ -105,7 +105,7 @@ def _trend(history: list[RunSummary]) -> dict[str, list[list[Any]]]:
                     column.score.supported,
                     column.score.judged,
                     column.counts.get(Outcome.PASSED, 0),
-                    column.failing,
+                    column.failures,
                 ]
             trend.setdefault(column.id, []).append(point)
     return trend

@@ -35,6 +35,8 @@ _TEXT_TAIL = 28_000
 
 
 def _trim(text: str | None) -> str | None:
+    """The cell's cap on one record's text, as it is written. Not harness/model.py's `trim`, which caps
+    again, smaller, for matrix.json: this plugin imports only pytest and the stdlib."""
     if text is None or len(text) <= _TEXT_HEAD + _TEXT_TAIL:
         return text
     cut = len(text) - _TEXT_HEAD - _TEXT_TAIL
