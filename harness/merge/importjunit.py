@@ -296,10 +296,11 @@ def _build(
     seen: dict[str, Path] = {}  # sha256 -> the input first given with it
     sources: list[Path] = []
     fingerprints: dict[tuple[int, str], list[Path]] = {}
+    fingerprint_of = {source: _fingerprint(source) for source in spec.files}  # each file's head read once
     for source in spec.files:
-        fingerprints.setdefault(_fingerprint(source), []).append(source)
+        fingerprints.setdefault(fingerprint_of[source], []).append(source)
     for source in spec.files:
-        alike = fingerprints[_fingerprint(source)]
+        alike = fingerprints[fingerprint_of[source]]
         sha = _sha256(source) if len(alike) > 1 else f"unique-{len(sources)}"
         if sha in seen:
             # The same report given twice (a glob that matched it twice, a shard uploaded twice):
