@@ -353,7 +353,7 @@ def _build(
         imported=ImportInfo(files=tuple(copied), feature_map=FEATURE_MAP if feature_map else None),
     )
     features = CellFeatures(manifest, cell.path, [])
-    decided = decide_cell(cell.path, manifest, gather, list(junit_errors), features, list(shared))
+    decided = decide_cell(cell.path, manifest, gather, list(junit_errors), features, list(shared), plain=plain)
     write_cell_log(cell.path, _named_features(decided, gather), errors=junit_errors, notes=shared)
     cell.write_manifest(manifest)
     return Imported(

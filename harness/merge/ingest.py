@@ -191,13 +191,17 @@ def _event_attempts(test: TestState) -> list[Attempt]:
     return attempts + (test.attempts or [])
 
 
-def _result(test: TestState, extra: list[Attempt], signal: str | None, cache: dict[tuple, TestResult]) -> TestResult:
+def _result(
+    test: TestState, extra: list[Attempt], signal: str | None, cache: dict[tuple, TestResult], *, plain: bool = False
+) -> TestResult:
+    """The test decided from what was gathered. Its shortcuts (a bare pass shared, not decided;
+    `plain` skips them) ask decide.passed_plainly()."""
     if test.decided is not None and not extra:
         decided = test.decided
         if is_plain_pass(decided):  # one shared object per (duration, scope), as a pass line's
             return shared_result(cache, Outcome.PASSED, decided.duration, decided.scope)
         return decided
-    call_passed = bool(test.passed & 2)
+    call_passed = bool(test.passed & 2) and not plain
     if passed_plainly(call_passed, test.attempts, extra, signal, test.user_properties, test.output):
         # Every phase the log reported passed, the call among them, and nothing else is known:
         # decide() says PASSED for that (tests/merge/test_decide.py holds it to it); most tests take
@@ -263,7 +267,9 @@ def read_cell(
     # properties, output): pytest wrote junit.xml from the same reports, so it adds nothing,
     # and its intact ending is all that is checked. A damaged file is read to say what is wrong.
     signals, last_started = read_fault_logs(path, errors)
-    return decide_cell(path, manifest, gather, errors, features, gather.notes + notes, signals, last_started)
+    return decide_cell(
+        path, manifest, gather, errors, features, gather.notes + notes, signals, last_started, plain=plain
+    )
 
 
 def decide_cell(
@@ -275,6 +281,8 @@ def decide_cell(
     notes: list[str],
     signals: dict[str, str] | None = None,
     last_started: set[str] | None = None,
+    *,
+    plain: bool = False,
 ) -> CellResult:
     """Every test of what was gathered, decided: the plain passes in bulk, then the others."""
     status = manifest.status
@@ -304,7 +312,7 @@ def decide_cell(
             extra.append(normalise.hard_timeout(gather.timed_out[nodeid]))
         elif test.started and not test.finished:
             extra.append(normalise.in_flight(cell_timed_out=cell_timed_out, signal=signals.get(nodeid) or exit_signal))
-        result = _result(test, extra, signals.get(nodeid), cache)
+        result = _result(test, extra, signals.get(nodeid), cache, plain=plain)
         test_features.append(features.of(nodeid, test.feature))
         results.append(result)
     nodeids = plain_ids + others

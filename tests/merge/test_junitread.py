@@ -56,7 +56,8 @@ def test_fast_path_and_plain_path_agree_on_the_committed_cells_junit(cell: Path)
     for plain in (False, True):
         gather, errors = Gather(), []
         assert read_junit_files(junit_files(cell), gather, errors, [], plain=plain) > 0
-        decided.append(_cell(decide_cell(cell, manifest, gather, errors, CellFeatures(manifest, cell, []), [])))
+        features = CellFeatures(manifest, cell, [])
+        decided.append(_cell(decide_cell(cell, manifest, gather, errors, features, [], plain=plain)))
     assert decided[0] == decided[1]
 
 
