@@ -103,6 +103,15 @@ def simply_passed(attempts: Sequence[Attempt]) -> bool:
     return all(a.status is Status.PASSED for a in attempts) and any(a.phase in VERDICT_PHASES for a in attempts)
 
 
+def passed_plainly(verdict_passed: bool, *more: object) -> bool:
+    """simply_passed() for a test known without its attempts, as the shortcuts of ingest and the
+    import see it: its verdict phase passed (`verdict_passed`) and nothing else was said of it: each
+    of `more` (other attempts, a signal, properties, output, a message...) is empty or None. Every
+    shortcut that keeps a test as a bare pass asks this one question (tests/merge/test_decide.py
+    holds it to simply_passed() and decide())."""
+    return verdict_passed and not any(more)
+
+
 def passed_duration(durations: Sequence[float]) -> float | None:
     """A simply passed test's time: the sum of its phases' times, to the microsecond."""
     return round(sum(durations), 6) if durations else None

@@ -15,6 +15,7 @@ from typing import Final
 
 from harness import jsonio
 from harness.cell import COLLECTED, EVENTS
+from harness.merge.decide import passed_plainly
 from harness.model import TestResult
 from harness.outcomes import Outcome, Scope
 
@@ -25,21 +26,19 @@ PASS_START: Final = b'{"event":"pass","nodeid":'
 def is_plain_pass(result: TestResult) -> bool:
     """A result a `pass` line says whole (its scope aside, which the plan gives): passed, once,
     in a known time, with nothing else to keep."""
-    return (
-        result.outcome is Outcome.PASSED
-        and result.duration is not None  # a pass line always carries a time
-        and result.attempts == 1
-        and result.message is None
-        and result.trace is None
-        and result.output is None
-        and result.skip_class is None
-        and result.link is None
-        and result.strict is None
-        and result.signal is None
-        and not result.extra_messages
-        and not result.properties
-        and result.run is None  # a later partial run's provenance: a pass line has none
-        and result.at is None
+    return passed_plainly(
+        result.outcome is Outcome.PASSED and result.attempts == 1 and result.duration is not None,
+        result.message is not None,
+        result.trace is not None,
+        result.output is not None,
+        result.skip_class is not None,
+        result.link is not None,
+        result.strict is not None,  # strict=False is something to keep too
+        result.signal is not None,
+        result.extra_messages,
+        result.properties,
+        result.run is not None,  # a later partial run's provenance: a pass line has none
+        result.at is not None,
     )
 
 

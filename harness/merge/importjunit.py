@@ -12,13 +12,13 @@ cell merges the same way anywhere, later, on its own.
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import hashlib
 import os
 import queue
 import socket
 import stat
 import threading
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +52,9 @@ from harness.merge.importcheck import (
     copied_name,
     open_input,
 )
-from harness.merge.ingest import FEATURE_MAP, JUNIT_DIR, CellFeatures, CellResult, Gather, decide_cell, read_junit_files
+from harness.merge.ingest import FEATURE_MAP, CellFeatures, CellResult, decide_cell
+from harness.merge.junitread import JUNIT_DIR, read_junit_files
+from harness.merge.plainstore import Gather
 from harness.model import TestResult
 from harness.probe import Probe
 from harness.registry import Backend
@@ -181,35 +183,51 @@ def _sha256(source: Path) -> str:
     return digest.hexdigest()
 
 
-class _CopyingReader:
+class CopyingReader:
     """The checked input as the JUnit reader reads it, written gzipped to the cell's copy and
-    hashed on the way: one read of each file. The hashing and compression (which release the
-    interpreter's lock) run in a thread beside the parse; closing the reader copies whatever the
-    parse left unread (it stops at a broken tag) and waits for the thread, so the copy is whole."""
+    hashed on the way: one read of each file. Closing the reader copies whatever the parse left
+    unread (it stops at a broken tag), so the copy is whole.
 
-    def __init__(self, source: Path, target: Path) -> None:
+    The speed trick, behind `plain=`: the hashing and compression (zlib and hashlib release the
+    interpreter's lock on large blocks) run in a thread beside the parse, on the second core, and
+    zlib writes the gzip format itself (its own CRC, no second pass over each block).
+    `plain=True` hashes and compresses each block in the read, one after the other;
+    tests/merge/test_importjunit.py holds both to the same copy and hash."""
+
+    def __init__(self, source: Path, target: Path, *, plain: bool = False) -> None:
         self.source: BinaryIO = open_input(source)
         self.raw = target.open("xb")
-        self.out = gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, compresslevel=GZIP_LEVEL, mtime=0)
+        # wbits 31: a gzip member (header with no name and mtime 0, then the CRC and size).
+        self.compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
         self.digest = hashlib.sha256()
-        self.blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=8)  # bounded: memory stays flat
         self.failed: BaseException | None = None
-        self.worker = threading.Thread(target=self._copy, name="junit-copy", daemon=True)
-        self.worker.start()
+        self.blocks: queue.Queue[bytes | None] | None = None
+        self.worker: threading.Thread | None = None
+        if not plain:
+            self.blocks = queue.Queue(maxsize=8)  # bounded: memory stays flat
+            self.worker = threading.Thread(target=self._copy_blocks, name="junit-copy", daemon=True)
+            self.worker.start()
 
-    def _copy(self) -> None:
+    def _copy(self, block: bytes) -> None:
+        if self.failed is None:
+            try:
+                self.digest.update(block)
+                self.raw.write(self.compressor.compress(block))
+            except OSError as err:  # disk full: said when the reader closes
+                self.failed = err
+
+    def _copy_blocks(self) -> None:
+        assert self.blocks is not None
         while (block := self.blocks.get()) is not None:
-            if self.failed is None:
-                try:
-                    self.digest.update(block)
-                    self.out.write(block)
-                except OSError as err:  # disk full: said when the reader closes
-                    self.failed = err
+            self._copy(block)
 
     def read(self, size: int = -1) -> bytes:
         data = self.source.read(size)
         if data:
-            self.blocks.put(data)
+            if self.blocks is not None:
+                self.blocks.put(data)
+            else:
+                self._copy(data)
         return data
 
     def close(self) -> None:
@@ -217,25 +235,32 @@ class _CopyingReader:
             while self.read(BLOCK):
                 pass
         finally:
-            self.blocks.put(None)
-            self.worker.join()
-            self.out.close()
-            self.raw.close()
-            self.source.close()
+            if self.blocks is not None and self.worker is not None:
+                self.blocks.put(None)
+                self.worker.join()
+            try:
+                if self.failed is None:
+                    self.raw.write(self.compressor.flush())
+            except OSError as err:
+                self.failed = err
+            finally:
+                self.raw.close()
+                self.source.close()
         if self.failed is not None:
             raise self.failed
 
-    def __enter__(self) -> _CopyingReader:
+    def __enter__(self) -> CopyingReader:
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
 
-def import_junit(spec: ImportSpec) -> Imported:
+def import_junit(spec: ImportSpec, *, plain: bool = False) -> Imported:
     """Write a new cell dir for the files; raises on bad arguments or files with no testcases.
     Arguments and the inputs' kinds are checked before anything is written; the cell is then built
-    beside the results and put in place whole: any failure leaves nothing."""
+    beside the results and put in place whole: any failure leaves nothing. `plain`: every speed
+    trick's plain path (CopyingReader, junitread), the same cell, for tests."""
     spec = dataclasses.replace(spec, files=expand_inputs(spec.files))
     checked = check_spec(spec)
     feature_map: FeatureMap | None = None
@@ -248,7 +273,7 @@ def import_junit(spec: ImportSpec) -> Imported:
         feature_map = parse_feature_map(map_bytes, spec.feature_map)
     try:
         with building_cell(spec.results_dir, checked.cell_id) as cell:
-            done = _build(spec, checked, cell, feature_map, map_bytes)
+            done = _build(spec, checked, cell, feature_map, map_bytes, plain=plain)
     except OSError as err:  # disk full, a name the file system refuses...: one line, nothing left
         where = err.filename or spec.results_dir
         raise InputError(f"{where}: cannot write the cell: {err.strerror or err}") from None
@@ -257,7 +282,13 @@ def import_junit(spec: ImportSpec) -> Imported:
 
 
 def _build(
-    spec: ImportSpec, checked: _Checked, cell: CellDir, feature_map: FeatureMap | None, map_bytes: bytes
+    spec: ImportSpec,
+    checked: _Checked,
+    cell: CellDir,
+    feature_map: FeatureMap | None,
+    map_bytes: bytes,
+    *,
+    plain: bool,
 ) -> Imported:
     (cell.path / JUNIT_DIR).mkdir()
     if feature_map is not None:
@@ -266,10 +297,11 @@ def _build(
     seen: dict[str, Path] = {}  # sha256 -> the input first given with it
     sources: list[Path] = []
     fingerprints: dict[tuple[int, str], list[Path]] = {}
+    fingerprint_of = {source: _fingerprint(source) for source in spec.files}  # each file's head read once
     for source in spec.files:
-        fingerprints.setdefault(_fingerprint(source), []).append(source)
+        fingerprints.setdefault(fingerprint_of[source], []).append(source)
     for source in spec.files:
-        alike = fingerprints[_fingerprint(source)]
+        alike = fingerprints[fingerprint_of[source]]
         sha = _sha256(source) if len(alike) > 1 else f"unique-{len(sources)}"
         if sha in seen:
             # The same report given twice (a glob that matched it twice, a shard uploaded twice):
@@ -282,14 +314,14 @@ def _build(
         sources.append(source)
     width = max(3, len(str(len(sources))))
     targets = {src: cell.path / JUNIT_DIR / (copied_name(n, src, width) + ".gz") for n, src in enumerate(sources, 1)}
-    readers: dict[Path, _CopyingReader] = {}
+    readers: dict[Path, CopyingReader] = {}
 
-    def opener(source: Path) -> _CopyingReader:
-        readers[source] = _CopyingReader(source, targets[source])
+    def opener(source: Path) -> CopyingReader:
+        readers[source] = CopyingReader(source, targets[source], plain=plain)
         return readers[source]
 
     gather, junit_errors, shared, reads = Gather(), [], [], []
-    read_junit_files(sources, gather, junit_errors, shared, opener=opener, reads=reads, label=str)
+    read_junit_files(sources, gather, junit_errors, shared, opener=opener, reads=reads, label=str, plain=plain)
     reports = [FileReport(path=r.path, testcases=r.count, problems=list(r.errors)) for r in reads]
     if not any(r.testcases for r in reports):
         problems = "; ".join(p for r in reports for p in r.problems) or "no <testcase> elements"
@@ -322,7 +354,7 @@ def _build(
         imported=ImportInfo(files=tuple(copied), feature_map=FEATURE_MAP if feature_map else None),
     )
     features = CellFeatures(manifest, cell.path, [])
-    decided = decide_cell(cell.path, manifest, gather, list(junit_errors), features, list(shared))
+    decided = decide_cell(cell.path, manifest, gather, list(junit_errors), features, list(shared), plain=plain)
     write_cell_log(cell.path, _named_features(decided, gather), errors=junit_errors, notes=shared)
     cell.write_manifest(manifest)
     return Imported(

@@ -21,6 +21,7 @@ from harness.merge.decide import (
     Phase,
     Status,
     decide,
+    passed_plainly,
     simply_passed,
 )
 from harness.merge.ingest import ingest_cell
@@ -71,6 +72,24 @@ def test_decide_table(attempts: list[Attempt], outcome: Outcome, extra: dict[str
     assert result.outcome is outcome
     for name, value in extra.items():
         assert getattr(result, name) == value, name
+
+
+@pytest.mark.parametrize("call", ["passed", "failed", "skipped", None])
+@pytest.mark.parametrize("other", [None, ("teardown", "failed"), ("setup", "passed"), ("call", "rerun")])
+@pytest.mark.parametrize("said", [(), ("a message",), ([("k", "v")],), (None, "", [])])
+def test_passed_plainly_is_simply_passed_for_tests_known_without_attempts(
+    call: str | None, other: tuple[str, str] | None, said: tuple
+) -> None:
+    """The shortcuts' one question (passed_plainly: the verdict phase passed, nothing else said)
+    answers as simply_passed() and decide() do for the attempts it stands for: only a passing
+    call, with no other report and nothing more to keep, is a bare pass."""
+    attempts = ([A("call", call)] if call else []) + ([A(*other)] if other else [])
+    others = attempts[1:] if call else attempts  # every report but the verdict's
+    shortcut = passed_plainly(call == "passed", [a for a in others if a.status is not Status.PASSED], *said)
+    kept_more = any(said)
+    assert shortcut == (simply_passed(attempts) and not kept_more)
+    if shortcut:
+        assert decide(attempts).outcome is Outcome.PASSED
 
 
 def test_simply_passed_is_the_rule_decide_starts_with() -> None:

@@ -404,7 +404,7 @@ TESTNG_RETRY_PASSED = Difference(
 )
 
 # -- retries written inside a testcase (nextest, quick-junit) or as repeated testcases or suites
-# (mikepenz's retry inputs, Xcode's repetitions via xcresultparser) --------------------------------
+# (mikepenz's retry inputs, Xcode's repetitions via xcresultparser, Gradle's test-retry plugin) ---------
 RETRY_WORDS = words(
     {Out.PASSED: "passed", Out.FLAKY: "passed", Out.FAILED: "failed", Out.TIMEOUT: "failed", Out.CRASHED: "failed"}
     | {Out.ERROR: "error", Out.SKIPPED: "skipped"}
@@ -449,6 +449,10 @@ RETRY_SETS = (
                   "expected-classname-file.json", mikepenz=True),
     retry_dialect("mikepenz-mixed-flaky", "mikepenz", "mixed_flaky_and_passed.xml", "expected-mixed-flaky.json",
                   mikepenz=True),
+    retry_dialect("gradle-test-retry-flaky", "gradle-test-retry", "TEST-org.test.sample.FlakyTestSuite.xml",
+                  "expected-flaky.json"),
+    retry_dialect("gradle-test-retry-failing", "gradle-test-retry", "TEST-org.test.sample.FlakyFailingTestSuite.xml",
+                  "expected-always-failing.json"),
 )  # fmt: skip
 
 # -- the file sets ----------------------------------------------------------------------------------------

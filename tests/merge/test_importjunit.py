@@ -1,8 +1,11 @@
 """The import's rules at unit level (fast tier): what each argument may be, which repeats are
-attempts, and the JUnit fast path held to the plain path on the real reports of every dialect."""
+attempts, the streaming reader held to a plain tree read and the copying reader to its plain path
+on the real reports of every dialect (the JUnit fast path: tests/merge/test_junitread.py)."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import re
 import shutil
@@ -15,7 +18,7 @@ from harness.errors import UsageError
 from harness.merge import ingest
 from harness.merge.featuremap import glob_problem
 from harness.merge.importcheck import check_backend, check_torch, check_url, copied_name
-from harness.merge.importjunit import ImportSpec, import_junit
+from harness.merge.importjunit import CopyingReader, ImportSpec, import_junit
 from harness.merge.junit import RERUN_TAGS, JUnitRead, iter_junit
 from harness.outcomes import Outcome
 from tests.conftest import REPO
@@ -129,7 +132,7 @@ def test_a_pass_repeated_is_never_flaky(tmp_path: Path) -> None:
     assert len(twice.notes) == 1 and "the later file decides" in twice.notes[0]
 
 
-# -- the fast path --------------------------------------------------------------------------------
+# -- the reader's speed tricks against their plain paths -----------------------------------------------
 REPORTS = sorted(
     {
         expected.parent / name
@@ -139,20 +142,23 @@ REPORTS = sorted(
 )
 
 
-@pytest.mark.parametrize("report", REPORTS, ids=lambda p: str(p.relative_to(DIALECTS)))
-def test_fast_path_and_plain_path_agree(tmp_path: Path, report: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """JUNIT_FAST_PATH (plain passes kept without attempts) gives the very results of the plain
-    path, on every real report of every dialect, and on two reports sharing ids (the import
-    decides the tests: it is where the JUnit is read)."""
-    files = (report,) if report.name != "junit-xunit2.xml" else (DIALECTS / "pytest" / "junit-xunit1.xml", report)
-    fast = import_junit(ImportSpec(files=files, backend="cpu", cell_id="c", results_dir=tmp_path)).cell
-    monkeypatch.setattr(ingest, "JUNIT_FAST_PATH", False)
-    plain = import_junit(ImportSpec(files=files, backend="cpu", cell_id="c", results_dir=tmp_path)).cell
-    assert fast is not None and plain is not None
-    assert sorted(zip(fast.nodeids, fast.test_features, fast.results, strict=True)) == sorted(
-        zip(plain.nodeids, plain.test_features, plain.results, strict=True)
-    )
-    assert (fast.errors, fast.notes) == (plain.errors, plain.notes)
+def test_the_copy_and_hash_are_the_same_by_either_path(tmp_path: Path) -> None:
+    """CopyingReader's thread and zlib's own gzip framing (the speed trick) against the plain
+    path (each block hashed and compressed in the read): the same bytes once unzipped, the same
+    sha256, on a real report, also when the parse stops early at a broken tag."""
+    report = sorted((DIALECTS / "surefire" / "junit").glob("*.xml"))[0]
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(report.read_bytes()[:-40] + b"<oops")
+    for source in (report, broken):
+        copies = {}
+        for plain in (False, True):
+            target = tmp_path / f"{source.stem}-{plain}.gz"
+            with CopyingReader(source, target, plain=plain) as reader:
+                reader.read(100)  # the parse reads a little, then stops; close copies the rest
+            copies[plain] = (gzip.decompress(target.read_bytes()), reader.digest.hexdigest())
+        assert copies[False] == copies[True]
+        assert copies[False][0] == source.read_bytes()
+        assert copies[False][1] == hashlib.sha256(source.read_bytes()).hexdigest()
 
 
 def _by_element_tree(path: Path) -> list[tuple]:

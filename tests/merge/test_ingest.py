@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import jsonio
 from harness.cell import CellStatus
-from harness.merge import ingest
 from harness.merge.ingest import ingest_cell
 from harness.outcomes import Outcome, SkipClass
 from tests.cellfactory import run_sample_cell
@@ -328,38 +326,3 @@ def test_dead_runner_gives_crashed_and_not_run(sample_suite, tmp_path):
     assert by_name["test_first"].outcome is Outcome.PASSED
     assert by_name["test_kills_runner"].outcome is Outcome.CRASHED
     assert by_name["test_never_runs"].outcome is Outcome.NOT_RUN
-
-
-# -- the compact pass lines of imported cells (ingest.compact_pass) ------------------------------------
-@pytest.mark.parametrize(
-    "nodeid",
-    ["a/test_x.py::T::t[1]", "", "ünïcödé ✓ 日本語", 'q"uote', "back\\slash", "tab\there", 'a","duration":1}',
-     "a::b", "x" * 5000],
-)  # fmt: skip
-@pytest.mark.parametrize("duration", [0.037, 0, 12, 1.0, 1e-05, 123456.789, -0.0, 3.14159265358979])
-def test_compact_pass_lines_read_as_json_reads_them(nodeid: str, duration: float) -> None:
-    line = jsonio.dumps({"event": "pass", "nodeid": nodeid, "duration": duration})
-    event = jsonio.loads(line)
-    fast = ingest.compact_pass(line)
-    if fast is not None:
-        assert fast == (event["nodeid"], event["duration"])
-        assert type(fast[1]) is type(event["duration"])
-    plain = all(c not in nodeid for c in '"\\\t') and b"e" not in line.rsplit(b":", 1)[1]
-    assert (fast is not None) == plain, "the fast path takes every plain line and nothing else"
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        b'{"event":"pass","nodeid":"a","duration":0.1} ',
-        b'{"event":"pass","nodeid":"a","duration":nan}',
-        b'{"event":"pass","nodeid":"a","duration":"0.1"}',
-        b'{"event":"pass","nodeid":"a","duration":01}',
-        b'{"event":"pass","nodeid":"a\xff","duration":0.1}',
-        b'{"event":"pass","nodeid":"a","duration":0.1,"x":1}',
-        b'{"event":"pass","nodeid":5,"duration":0.1}',
-        b'{"event":"pass","nodeid":"a,"duration":0.1}',
-    ],
-)
-def test_compact_pass_leaves_anything_else_to_json(line: bytes) -> None:
-    assert ingest.compact_pass(line) is None
