@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from harness import __version__, gcpause
 from harness.cell import FeatureInfo, Manifest, read_manifest, utc_now
-from harness.errors import HarnessError, InputError
+from harness.errors import HarnessError, InputError, WriteError
 from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
 from harness.merge.ingest import CellResult, ingest_cell
 from harness.merge.reproduce import column_command
@@ -248,7 +248,7 @@ def _ingest(path: Path) -> _Read | Problem:
         return Problem(source=str(path), message=f"unexpected {type(err).__name__}: {err}")
 
 
-def _read_cell(folder: Path | None, whole: frozenset[Path], path: Path) -> _Read | Problem:
+def _read_cell(folder: Path | None, whole: frozenset[Path], path: Path) -> _Read | Problem | _SpillFailed:
     """One cell, in a worker. With a spill `folder`, its results are written to a run file there
     (by the worker that read them: they never cross to the merging process), unless it is in
     `whole` (a run of a composite column, laid over its other runs in the merging process)."""
@@ -258,11 +258,23 @@ def _read_cell(folder: Path | None, whole: frozenset[Path], path: Path) -> _Read
     cell = read.cell
     try:
         run = write_run(folder, cell.nodeids, cell.test_features, cell.results)
-    except HarnessError as err:  # a full disk: the cell is lost, named, as an unreadable one is
-        return Problem(source=str(path), message=str(err))
+    except WriteError as err:  # a full disk fails the merge (exit 6), as writing matrix.json would
+        return _SpillFailed(str(err), err.path, err.reason)
     read.cell = dataclasses.replace(cell, results=[])
     read.run = run
     return read
+
+
+@dataclass(frozen=True, slots=True)
+class _SpillFailed:
+    """A worker could not write a cell's results to the spill folder (its WriteError, as plain values)."""
+
+    message: str
+    path: str
+    reason: str
+
+    def error(self) -> WriteError:
+        return WriteError(self.message, path=self.path, reason=self.reason)
 
 
 def _lost(path: Path) -> Problem:
@@ -271,7 +283,7 @@ def _lost(path: Path) -> Problem:
 
 def ingest_cells(
     paths: Sequence[Path], jobs: int | None = None, spill: Path | None = None, whole: frozenset[Path] = frozenset()
-) -> Iterator[tuple[int, _Read | Problem]]:
+) -> Iterator[tuple[int, _Read | Problem | _SpillFailed]]:
     """(index in `paths`, result) for every cell, read by the worker pool (harness/merge/workers.py)
     and handed back in the order they were started. `spill`: the folder the workers write each
     cell's results to (all but those of `whole`), handing back only the rest."""
@@ -716,6 +728,8 @@ def _merge(
     whole = frozenset(runs_of[i][pos].path for i, pos in owner if kept[i].overlays)
     spill = store.folder if isinstance(store, SpilledResults) else None
     for index, result in ingest_cells(paths, jobs, spill, whole):
+        if isinstance(result, _SpillFailed):
+            raise result.error()
         item, pos = owner[index]
         if isinstance(result, Problem):
             failed[(item, pos)] = result

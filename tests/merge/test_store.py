@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import EXIT_OUTPUT, WriteError
 from harness.matrix_json import write_to
 from harness.merge import combine, store
 from harness.merge.combine import merge_cell_dirs
@@ -183,3 +184,15 @@ def test_a_killed_merges_spill_folder_is_swept_by_the_next(tmp_path: Path) -> No
         shutil.rmtree(folder)
     finally:
         shutil.rmtree(dead, ignore_errors=True)
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_a_spill_that_cannot_be_written_fails_the_merge_naming_it(
+    jobs: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full or vanished temp folder is the merge's write error (exit 6), never columns quietly lost."""
+    gone = tmp_path / "gone"
+    monkeypatch.setattr(store, "new_spill_folder", lambda: gone)
+    with pytest.raises(WriteError, match=f"cannot write {gone}/") as caught:
+        merge_cell_dirs(cell_dirs(), jobs=jobs, spill=True)
+    assert caught.value.exit_code == EXIT_OUTPUT
