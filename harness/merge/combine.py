@@ -353,7 +353,7 @@ class _Builder:
         self.stated = stated or {}  # the rows as the features file states them now: over the cells' copies
         self.results = store if store is not None else InMemoryResults()  # every test's result per column
         self.feature_of: dict[str, str] = {}  # test id -> its row, as the first column to add it said
-        self.first_column: dict[str, str] = {}  # test id -> the first column to add it (disputed rows only)
+        self.first_column: dict[str, str] = {}  # test id -> the first column to add it (a dispute names it)
         # test id -> column -> feature, for the few tests whose columns put them in different rows
         self.disputed: dict[str, dict[str, str]] = {}
         self.cells: list[_Added] = []
@@ -376,12 +376,13 @@ class _Builder:
                 elif feature != row_feature:
                     # The row's first column set its feature.
                     disputed.setdefault(nodeid, {first_column[nodeid]: row_feature})[column_id] = feature
-        if read.run is not None:
-            self.results.add_run(column_id, read.run)  # type: ignore[union-attr]
-        elif isinstance(self.results, SpilledResults):
-            self.results.add(column_id, nodeids, cell.results, features)
-        else:
-            self.results.add(column_id, nodeids, cell.results, known == features)
+        store = self.results
+        if isinstance(store, InMemoryResults):
+            store.add(column_id, nodeids, cell.results, known == features)
+        elif read.run is not None:  # spilled by the worker that read the cell
+            store.add_run(column_id, read.run)
+        else:  # a composite column, laid over here: spilled here
+            store.add(column_id, nodeids, cell.results, features)
         self.cells.append(
             _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran, runs=runs)
         )
