@@ -15,6 +15,7 @@ tests/merge/test_store.py holds both to the same matrix.json byte for byte on th
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import os
 import pickle
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import outputs
+from harness.errors import WriteError
 from harness.merge import handoff  # noqa: F401  (registers how results are pickled: plain values)
 from harness.model import UNASSIGNED, TestResult, TestRow
 
@@ -114,7 +116,7 @@ def write_run(folder: Path, nodeids: Sequence[str], features: Sequence[str], res
         groups.setdefault(features[index] or UNASSIGNED, []).append(index)
     path = folder / f"{os.getpid()}-{secrets.token_hex(6)}.run"
     segments: dict[str, tuple[tuple[int, int], ...]] = {}
-    with outputs.writing(path), path.open("wb") as handle:
+    with spilling(folder), path.open("wb") as handle:
         for feature, indices in groups.items():
             indices.sort(key=nodeids.__getitem__)
             spans = []
@@ -133,10 +135,30 @@ def new_spill_folder() -> Path:
     """An empty folder for one merge's runs, named as the project's temp files are (the writer's
     pid inside), in the system's temp folder; a killed merge's folder is swept by the next."""
     base = Path(tempfile.gettempdir())
-    outputs.sweep(base)
+    with contextlib.suppress(OSError):  # best effort: a leftover stays for the next merge
+        for leftover in base.glob(f"{outputs.TEMP_PREFIX}*-{SPILL_NAME}"):  # spill folders only
+            if outputs.is_leftover(leftover):
+                outputs.remove_tree(leftover)
     folder = outputs.temp_path(base / SPILL_NAME)
-    outputs.make_dirs(folder)
+    with spilling(folder):
+        folder.mkdir()
     return folder
+
+
+@contextlib.contextmanager
+def spilling(folder: Path) -> Iterator[None]:
+    """Any OSError while spilling is a WriteError naming the temp folder it happens in (the spill
+    folder's own name means nothing to a reader; a full /tmp, or TMPDIR, is what to fix)."""
+    try:
+        yield
+    except OSError as err:
+        reason = err.strerror or str(err)
+        where = folder.parent
+        raise WriteError(
+            f"cannot write the merge's spilled results to {where}: {reason}",
+            path=str(where),
+            reason=reason,
+        ) from None
 
 
 class SpilledResults:

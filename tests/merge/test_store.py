@@ -193,6 +193,6 @@ def test_a_spill_that_cannot_be_written_fails_the_merge_naming_it(
     """A full or vanished temp folder is the merge's write error (exit 6), never columns quietly lost."""
     gone = tmp_path / "gone"
     monkeypatch.setattr(store, "new_spill_folder", lambda: gone)
-    with pytest.raises(WriteError, match=f"cannot write {gone}/") as caught:
+    with pytest.raises(WriteError, match=f"cannot write the merge's spilled results to {tmp_path}: ") as caught:
         merge_cell_dirs(cell_dirs(), jobs=jobs, spill=True)
     assert caught.value.exit_code == EXIT_OUTPUT
