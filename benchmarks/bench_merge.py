@@ -25,6 +25,15 @@ Targets (issue 9) are checked at the end; the exit code is 1 when one is missed.
 the after/before ratios of the merge and the page, and says whether both wrote the same matrix.json
 byte for byte (generated_at and harness_version aside); it exits 1 when either is slower by more
 than the noise allowance (--slower, default 10%) or the matrices differ.
+
+`--scales 20x50000,100x50000` measures only the merge, at each scale (CELLSxTESTS: cells, each its
+own column, of TESTS tests each; 20x50000 is 1M results, 100x50000 5M) on lean cells (cellgen's,
+without the large captured outputs: bench_site.py's input), and prints per scale the merge's time,
+its time per result and its peak RSS, with --against the other tree's side by side, their ratio, and
+whether both wrote the same matrix.json. Targets (issue 29): the peak within --peak-mb (400) at
+every scale, and with --against no slower per result than the other tree (within --slower).
+
+    python benchmarks/bench_merge.py --scales 20x50000,100x50000 --against /tmp/before --repeat 2
 """
 
 from __future__ import annotations
@@ -188,12 +197,14 @@ def main() -> int:
     parser.add_argument("--data", type=Path, help="keep the generated cells here and reuse them next time")
     parser.add_argument("--against", type=Path, metavar="TREE", help="another source tree of the harness to compare")
     parser.add_argument("--slower", type=float, default=0.10, help="--against: the noise allowed (0.10 = 10%%)")
+    parser.add_argument("--scales", type=parse_scales, help="only the merge, at each CELLSxTESTS scale (lean cells)")
+    parser.add_argument("--peak-mb", type=float, default=SCALE_PEAK_MB, help="--scales: the merge's peak allowed")
     args = parser.parse_args()
     if args.against is not None and not (args.against / "harness" / "__init__.py").is_file():
         parser.error(f"--against {args.against}: no harness/ package there")
     root = args.data or Path(tempfile.mkdtemp(prefix="bench-merge-"))
     try:
-        return _bench(root, args)
+        return _bench_scales(root, args) if args.scales else _bench(root, args)
     finally:
         if args.data is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -316,6 +327,141 @@ class Before:
         same, why = same_matrix(matrix, self.matrix)
         print(f"{'PASS' if same else 'MISS'} matrix.json byte-identical (generated_at, harness_version aside): {why}")
         return missed | (not same)
+
+
+# -- the merge at scale ----------------------------------------------------------------------------
+SCALE_PEAK_MB = 400.0  # issue 29: the merge of 5M results (100 x 50,000) within 400 MB
+# bench_site.py's lean cells carry the same marker: cells either benchmark wrote serve both.
+LEAN_FORMAT = f"site: {cellgen.FORMAT}; no chatty output"
+
+
+def parse_scales(text: str) -> list[tuple[int, int]]:
+    """'20x50000,100x50000' -> [(20, 50000), (100, 50000)]."""
+    scales = []
+    for item in text.split(","):
+        cells, sep, tests = item.strip().lower().partition("x")
+        if not sep or not cells.isdigit() or not tests.isdigit() or int(cells) < 1 or int(tests) < 1:
+            raise argparse.ArgumentTypeError(f"{item!r} is not CELLSxTESTS (e.g. 20x50000)")
+        scales.append((int(cells), int(tests)))
+    return scales
+
+
+def lean_cells(root: Path, columns: int, tests: int) -> list[Path]:
+    """`columns` cells without large captured output, the backends in turn, each its own column."""
+    marker, wanted = root / ".complete", f"{LEAN_FORMAT}; {columns} x {tests}"
+    if not (marker.exists() and marker.read_text().strip() == wanted):
+        print(f"writing {columns} cells x {tests} tests to {root} ...", flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        for index in range(columns):
+            backend = cellgen.BACKENDS[index % len(cellgen.BACKENDS)]
+            cellgen.write_cell(root, backend, tests, cell_id=f"{backend}-{index:02d}", chatty=0.0)
+        marker.write_text(wanted + "\n")
+    return sorted(p for p in root.iterdir() if (p / "manifest.json").is_file())
+
+
+@dataclass
+class Scale:
+    cells: int
+    tests: int
+    after: Step
+    before: Step | None
+    same: tuple[bool, str] = (True, "")
+
+    @property
+    def results(self) -> int:
+        return self.cells * self.tests
+
+    def per_result_us(self, step: Step) -> float | None:
+        return step.seconds / self.results * 1e6 if step.seconds < float("inf") else None
+
+
+def _bench_scales(root: Path, args: argparse.Namespace) -> int:
+    py = sys.executable
+    compileall.compile_dir(REPO / "harness", quiet=1)
+    if args.against is not None:
+        compileall.compile_dir(args.against / "harness", quiet=1)
+    out = root / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    scales: list[Scale] = []
+    for cells_n, tests_n in args.scales:
+        cells = lean_cells(root / f"{cells_n}x{tests_n}", cells_n, tests_n)
+        after = Step(f"harness merge {cells_n}x{tests_n}")
+        before = Step(f"harness merge {cells_n}x{tests_n} ({args.against.name})") if args.against else None
+        mine, theirs = out / f"matrix-{cells_n}x{tests_n}.json", out / f"before-{cells_n}x{tests_n}.json"
+        for round_ in range(args.repeat):
+            print(f"{cells_n}x{tests_n}: round {round_ + 1}/{args.repeat} ...", flush=True)
+            measure(after, [py, "-m", "harness", "merge", *map(str, cells), "-o", str(mine)])
+            if before is not None:
+                argv = [py, "-m", "harness", "merge", *map(str, cells), "-o", str(theirs)]
+                measure(before, argv, args.against.resolve())
+        scale = Scale(cells_n, tests_n, after, before)
+        if before is not None:
+            scale.same = same_matrix(mine, theirs)
+        scales.append(scale)
+        mine.unlink(missing_ok=True)
+        theirs.unlink(missing_ok=True)
+    return print_scales(scales, args)
+
+
+def print_scales(scales: list[Scale], args: argparse.Namespace) -> int:
+    def us(value: float | None) -> str:
+        return f"{value:.2f} us" if value is not None else "failed"
+
+    def peak(step: Step) -> str:
+        return f"{step.peak_mb:.0f} MB" if step.seconds < float("inf") else "failed"
+
+    head = f"{'':<28}" + "".join(f"{f'{s.cells} x {s.tests}':>24}" for s in scales)
+    lines = [f"merge at scale (best of {args.repeat}; peak RSS of the whole process tree):", head]
+    lines.append(f"{'results':<28}" + "".join(f"{s.results:>24,}" for s in scales))
+    rows: list[tuple[str, list[str]]] = [
+        ("merge time", [f"{s.after.seconds:.1f} s" if s.after.seconds < float("inf") else "failed" for s in scales]),
+        ("per result", [us(s.per_result_us(s.after)) for s in scales]),
+        ("merge peak", [peak(s.after) for s in scales]),
+    ]
+    if args.against is not None:
+        name = args.against.name
+        rows += [
+            (f"merge time ({name})", [f"{s.before.seconds:.1f} s" for s in scales if s.before]),
+            (f"per result ({name})", [us(s.per_result_us(s.before)) for s in scales if s.before]),
+            (f"merge peak ({name})", [peak(s.before) for s in scales if s.before]),
+            ("time after/before", [_ratio_text(s.after, s.before) for s in scales if s.before]),
+            ("peak after/before", [_peak_ratio_text(s.after, s.before) for s in scales if s.before]),
+            ("same matrix.json", ["yes" if s.same[0] else "NO" for s in scales]),
+        ]
+    for label, values in rows:
+        lines.append(f"{label:<28}" + "".join(f"{v:>24}" for v in values))
+    print("\n" + "\n".join(lines) + "\n")
+    missed = 0
+    for s in scales:
+        ok = 0 < s.after.peak_mb <= args.peak_mb
+        missed |= not ok
+        target = f"(target <= {args.peak_mb:.0f} MB)"
+        print(f"{'PASS' if ok else 'MISS'} {s.cells}x{s.tests}: merge peak {peak(s.after)} {target}")
+        if s.before is None:
+            continue
+        ratio = _ratio(s.after, s.before)
+        ok = ratio is not None and ratio <= 1 + args.slower
+        missed |= not ok
+        shown = f"{ratio:.2f}x" if ratio is not None else "a step failed"
+        print(
+            f"{'PASS' if ok else 'MISS'} {s.cells}x{s.tests}: time per result after/before {shown} "
+            f"(target <= {1 + args.slower:.2f})"
+        )
+        print(f"{'PASS' if s.same[0] else 'MISS'} {s.cells}x{s.tests}: matrix.json byte-identical: {s.same[1]}")
+        missed |= not s.same[0]
+    return 1 if missed else 0
+
+
+def _ratio_text(a: Step, b: Step | None) -> str:
+    ratio = _ratio(a, b) if b is not None else None
+    return f"{ratio:.2f}x" if ratio is not None else "-"
+
+
+def _peak_ratio_text(a: Step, b: Step | None) -> str:
+    if b is None or not (a.peak_mb and b.peak_mb):
+        return "-"
+    return f"{a.peak_mb / b.peak_mb:.2f}x"
 
 
 VOLATILE = (b"generated_at", b"harness_version")

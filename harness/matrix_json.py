@@ -42,17 +42,22 @@ def _result_json_once() -> Callable[[Any], Any]:
     """The encoder's fallback for objects it does not know: a TestResult becomes its JSON form once
     per object, not once per test that shares it (5 x 50,000 results, a few hundred distinct:
     the encoder, orjson's C, meets them inside the rows and asks for their form)."""
-    as_json: dict[int, dict[str, Any]] = {}
+    # Kept with its result: an id is unique only while its object lives, and rows made as they are
+    # written (a spilled merge's) let theirs go. Only results without text are kept: those are the
+    # shared ones; one with a message is one test's, its form made when it is met.
+    as_json: dict[int, tuple[TestResult, dict[str, Any]]] = {}
 
     def convert(result: Any) -> Any:
-        key = id(result)  # results are alive (held by the matrix) for the whole write
-        found = as_json.get(key)
-        if found is None:
-            if isinstance(result, TestResult):
-                found = as_json[key] = result.to_json()
-            else:  # not a result: a mapping that is not a dict, or a value JSON has no form for
-                return dict(result) if isinstance(result, Mapping) else str(result)
-        return found
+        found = as_json.get(id(result))
+        if found is not None and found[0] is result:
+            return found[1]
+        if isinstance(result, TestResult):
+            data = result.to_json()
+            if data.keys() <= _PLAIN_KEYS:
+                as_json[id(result)] = (result, data)
+            return data
+        # not a result: a mapping that is not a dict, or a value JSON has no form for
+        return dict(result) if isinstance(result, Mapping) else str(result)
 
     return convert
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -606,7 +606,9 @@ class Matrix:
     features: tuple[Feature, ...]
     columns: tuple[Column, ...]
     cells: Mapping[str, Mapping[str, FeatureCell]]  # feature id -> column id -> roll-up
-    tests: tuple[TestRow, ...]
+    # Every test's row: a tuple, or rows read back from disk as they are iterated (a spilled merge's,
+    # harness/merge/store.py); either way iterable any number of times, with a length.
+    tests: Collection[TestRow]
     alignment: Alignment
     input_errors: tuple[Problem, ...] = ()
     notes: tuple[Note, ...] = ()

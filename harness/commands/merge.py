@@ -1,9 +1,11 @@
 """`harness merge`: cell dirs from any number of runners -> matrix.json.
 
 Merge cells (or folders holding cells, e.g. downloaded artifacts) into `matrix.json`, reading cells
-in parallel worker processes. An unreadable input is a one-line warning and stays visible in the
-matrix; `--strict` makes it exit 4. `--expect` takes the plan (`harness plan --format json`): a
-planned cell that sent nothing becomes a NO DATA column.
+in parallel worker processes. Each cell's results wait on disk in a temp folder (under `TMPDIR`,
+removed after) until `matrix.json` is written, so the merge holds about one cell's worth of memory
+whatever the number of columns; a temp folder that cannot be written is exit 6. An unreadable input
+is a one-line warning and stays visible in the matrix; `--strict` makes it exit 4. `--expect` takes
+the plan (`harness plan --format json`): a planned cell that sent nothing becomes a NO DATA column.
 """
 
 from __future__ import annotations

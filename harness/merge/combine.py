@@ -3,36 +3,30 @@
 A column is one cell, identified by the manifest's cell_id, never by file names or XML
 content. Re-runs of a cell (run attempts) keep the latest; the same run uploaded twice is
 merged once; both are decided from the manifests alone, before any result is read. Cells
-are independent, so they are read in parallel worker processes (one more than the cores, at most
-`jobs`); each worker streams its cell's files and hands back only the decided records.
-A column without results is NO DATA and has no score.
+are independent, so they are read in parallel worker processes (harness/merge/workers.py); each
+worker streams its cell's files, spills the decided results to disk (harness/merge/store.py) and
+hands back the cell's roll-up and its test ids. A column without results is NO DATA and has no score.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
-import multiprocessing
-import operator
-import os
-import pickle
-import sys
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 from harness import __version__, gcpause
 from harness.cell import FeatureInfo, Manifest, read_manifest, utc_now
-from harness.errors import HarnessError, InputError
+from harness.errors import HarnessError, InputError, WriteError
 from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
 from harness.merge.ingest import CellResult, ingest_cell
 from harness.merge.reproduce import column_command
 from harness.merge.rollup import roll_up, roll_up_counted
+from harness.merge.store import InMemoryResults, Run, SpilledResults, open_store, write_run
+from harness.merge.workers import read_cells
 from harness.model import (
     DEVICE_FAMILIES,
     SCHEMA_VERSION,
@@ -66,11 +60,6 @@ MISSING_CELL_ERROR: Final = (
 )
 NOT_SHIPPED_SOURCE: Final = "(not shipped)"
 PLANNED_SOURCE: Final = "(planned)"
-MAX_JOBS: Final = 8
-# Workers forked from the merging process start at once with the harness already imported
-# (Python 3.14 makes forkserver the default, which imports it again in every worker). Linux
-# only: elsewhere the platform's default method is the safe one.
-_WORKER_START: Final = multiprocessing.get_context("fork") if sys.platform == "linux" else None
 
 
 # -- which cells -------------------------------------------------------------------------------
@@ -205,6 +194,7 @@ class _Read:
     cell: CellResult
     rolled: dict[str, FeatureCell]
     ran: bool  # any test with a verdict: a column without one is NO DATA
+    run: Run | None = None  # spilled: the cell's results on disk (cell.results is then empty)
 
 
 def _roll_cell(cell: CellResult) -> _Read:
@@ -249,7 +239,7 @@ def _composite(base: _Read, later: Sequence[_Read]) -> tuple[_Read, tuple[RunInf
 
 
 def _ingest(path: Path) -> _Read | Problem:
-    """One cell, in a worker: its records, or the problem that stopped it (never raises)."""
+    """One cell: its records, or the problem that stopped it (never raises)."""
     try:
         with gcpause.paused():
             return _roll_cell(ingest_cell(path))
@@ -259,82 +249,46 @@ def _ingest(path: Path) -> _Read | Problem:
         return Problem(source=str(path), message=f"unexpected {type(err).__name__}: {err}")
 
 
-def _ingest_in_worker(path: Path) -> bytes:
-    """_ingest in a worker process, its result pickled here; then the memory the cell took goes
-    back to the system, so a worker that waits while the last cells are read holds nothing."""
-    data = pickle.dumps(_ingest(path), protocol=pickle.HIGHEST_PROTOCOL)
-    gc.collect()
-    _trim_heap()
-    return data
-
-
-def _trim_heap() -> None:
-    """glibc keeps freed memory for reuse; malloc_trim returns it (a no-op elsewhere)."""
-    if sys.platform != "linux":
-        return
-    import ctypes  # here: only worker processes need it
-
+def _read_cell(folder: Path | None, whole: frozenset[Path], path: Path) -> _Read | Problem | _SpillFailed:
+    """One cell, in a worker. With a spill `folder`, its results are written to a run file there
+    (by the worker that read them: they never cross to the merging process), unless it is in
+    `whole` (a run of a composite column, laid over its other runs in the merging process)."""
+    read = _ingest(path)
+    if folder is None or isinstance(read, Problem) or path in whole:
+        return read
+    cell = read.cell
     try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl)
-        return
-    trim(0)
+        run = write_run(folder, cell.nodeids, cell.test_features, cell.results)
+    except WriteError as err:  # a full disk fails the merge (exit 6), as writing matrix.json would
+        return _SpillFailed(str(err), err.path, err.reason)
+    read.cell = dataclasses.replace(cell, results=[])
+    read.run = run
+    return read
 
 
-def _default_jobs(cells: int) -> int:
-    # One more worker than cores while cells are few: a cell is the unit of work, so with 5 cells on
-    # 2 cores the last one would run alone on one core; an extra worker keeps every core busy to the
-    # end. With many cells that tail is a small part of the time, and a worker's memory (about 50 MB
-    # for a cell of 50,000 tests) is worth more: 20 such cells merge within 300 MB on 2 cores.
-    cores = os.cpu_count() or 1
-    return max(1, min(cores + (1 if cells <= 2 * cores else 0), MAX_JOBS))
+@dataclass(frozen=True, slots=True)
+class _SpillFailed:
+    """A worker could not write a cell's results to the spill folder (its WriteError, as plain values)."""
+
+    message: str
+    path: str
+    reason: str
+
+    def error(self) -> WriteError:
+        return WriteError(self.message, path=self.path, reason=self.reason)
 
 
-def ingest_cells(paths: Sequence[Path], jobs: int | None = None) -> Iterator[tuple[int, _Read | Problem]]:
-    """(index in `paths`, result) for every cell, read by up to `jobs` worker processes and
-    handed back in the order they were started, so the merge adds one cell while the next ones
-    are still being read. Cells start in the order given, except that cells of a larger
-    power-of-two size class start first (the last cell to finish should be a small one)."""
-    jobs = _default_jobs(len(paths)) if jobs is None else max(1, jobs)
-    if jobs == 1 or len(paths) < 2:
-        for index, path in enumerate(paths):
-            yield index, _ingest(path)
-        return
-    order = sorted(range(len(paths)), key=lambda i: -_cell_size(paths[i]).bit_length())
-    lost: list[int] = []
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=_WORKER_START) as pool:
-        futures = deque((i, pool.submit(_ingest_in_worker, paths[i])) for i in order)
-        while futures:
-            index, future = futures.popleft()  # a future holds its result: let each go once read
-            try:
-                data = future.result()
-            except BrokenProcessPool:  # a worker died (killed for memory, a crash in a parser)
-                lost.append(index)
-                continue
-            del future
-            yield index, pickle.loads(data)
-            del data
-    # A dead worker breaks the whole pool: each cell it took down is read again on its own, so
-    # only the cell that kills its reader is lost.
-    for index in lost:
-        yield index, _ingest_alone(paths[index])
+def _lost(path: Path) -> Problem:
+    return Problem(source=str(path), message="reading this cell killed its worker process (out of memory?)")
 
 
-def _ingest_alone(path: Path) -> _Read | Problem:
-    with ProcessPoolExecutor(max_workers=1, mp_context=_WORKER_START) as pool:
-        try:
-            return pickle.loads(pool.submit(_ingest_in_worker, path).result())
-        except BrokenProcessPool:
-            return Problem(source=str(path), message="reading this cell killed its worker process (out of memory?)")
-
-
-def _cell_size(path: Path) -> int:
-    """The bytes of a cell's files, with the reports `harness import` keeps under junit/."""
-    try:
-        files = [*path.iterdir(), *((path / "junit").iterdir() if (path / "junit").is_dir() else ())]
-        return sum(p.stat().st_size for p in files if p.is_file())
-    except OSError:
-        return 0
+def ingest_cells(
+    paths: Sequence[Path], jobs: int | None = None, spill: Path | None = None, whole: frozenset[Path] = frozenset()
+) -> Iterator[tuple[int, _Read | Problem | _SpillFailed]]:
+    """(index in `paths`, result) for every cell, read by the worker pool (harness/merge/workers.py)
+    and handed back in the order they were started. `spill`: the folder the workers write each
+    cell's results to (all but those of `whole`), handing back only the rest."""
+    return read_cells(paths, partial(_read_cell, spill, whole), _lost, jobs)
 
 
 # -- building the model --------------------------------------------------------------------------
@@ -393,11 +347,14 @@ class _Builder:
     """Merges the cells' test rows as each cell arrives (in any order), then builds the model in
     column order: the matrix does not depend on the order cells were given or finished in."""
 
-    def __init__(self, stated: Mapping[str, FeatureInfo] | None = None) -> None:
+    def __init__(
+        self, stated: Mapping[str, FeatureInfo] | None = None, store: InMemoryResults | SpilledResults | None = None
+    ) -> None:
         self.registry = load_registry()
         self.stated = stated or {}  # the rows as the features file states them now: over the cells' copies
-        self.results: dict[str, dict[str, TestResult]] = {}  # test id -> column -> result
+        self.results = store if store is not None else InMemoryResults()  # every test's result per column
         self.feature_of: dict[str, str] = {}  # test id -> its row, as the first column to add it said
+        self.first_column: dict[str, str] = {}  # test id -> the first column to add it (a dispute names it)
         # test id -> column -> feature, for the few tests whose columns put them in different rows
         self.disputed: dict[str, dict[str, str]] = {}
         self.cells: list[_Added] = []
@@ -405,26 +362,28 @@ class _Builder:
     def add(self, read: _Read, runs: tuple[RunInfo, ...] = ()) -> None:
         cell = read.cell
         column_id = cell.cell_id
-        nodeids, results = cell.nodeids, cell.results
+        nodeids = cell.nodeids
         features = [f or UNASSIGNED for f in cell.test_features] if "" in cell.test_features else cell.test_features
-        rows, feature_of = self.results, self.feature_of
-        # Every cell of one suite has the same tests in the same rows: then both steps below run
-        # in C (map, not a loop per test); a new test or another row takes the loop.
+        feature_of = self.feature_of
+        # Every cell of one suite has the same tests in the same rows: then the results go in from
+        # C (map, not a loop per test); a new test or another row takes the loop.
         known = list(map(feature_of.get, nodeids))
-        if known == features:
-            deque(map(operator.setitem, map(rows.__getitem__, nodeids), repeat(column_id), results), maxlen=0)
-        else:
-            disputed = self.disputed
-            for nodeid, feature, result, row_feature in zip(nodeids, features, results, known, strict=True):
-                if row_feature is None:
-                    rows[nodeid] = {column_id: result}
+        if known != features:
+            disputed, first_column = self.disputed, self.first_column
+            for nodeid, feature, row_feature in zip(nodeids, features, known, strict=True):
+                if row_feature is None:  # a new row (a test listed twice in a cell: its last line)
                     feature_of[nodeid] = feature
-                    continue
-                row = rows[nodeid]
-                if feature != row_feature:
-                    # The row's first column (the first key of its results) set its feature.
-                    disputed.setdefault(nodeid, {next(iter(row)): row_feature})[column_id] = feature
-                row[column_id] = result
+                    first_column[nodeid] = column_id
+                elif feature != row_feature:
+                    # The row's first column set its feature.
+                    disputed.setdefault(nodeid, {first_column[nodeid]: row_feature})[column_id] = feature
+        store = self.results
+        if isinstance(store, InMemoryResults):
+            store.add(column_id, nodeids, cell.results, known == features)
+        elif read.run is not None:  # spilled by the worker that read the cell
+            store.add_run(column_id, read.run)
+        else:  # a composite column, laid over here: spilled here
+            store.add(column_id, nodeids, cell.results, features)
         self.cells.append(
             _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran, runs=runs)
         )
@@ -525,30 +484,26 @@ class _Builder:
             )
         return features
 
-    def test_rows(self, column_ids: list[str], feature_ids: list[str]) -> tuple[TestRow, ...]:
+    def test_rows(self, column_ids: list[str], feature_ids: list[str]) -> Collection[TestRow]:
         """The rows by feature, then id. A test that columns put in different rows goes in the
         row of its first column; each row's results are in column order."""
         rank = {c: i for i, c in enumerate(column_ids)}
         feature_of = self.feature_of
-        if self.disputed:
-            feature_of = dict(feature_of)
-            for nodeid, by_column in self.disputed.items():
-                feature_of[nodeid] = by_column[min(by_column, key=rank.__getitem__)]
+        resolved = {
+            nodeid: by_column[min(by_column, key=rank.__getitem__)] for nodeid, by_column in self.disputed.items()
+        }
+        if resolved:
+            feature_of = {**feature_of, **resolved}
         by_feature: dict[str, list[str]] = {fid: [] for fid in feature_ids}
         for nodeid, fid in feature_of.items():
             by_feature[fid].append(nodeid)
-        results = self.results
+        for ids in by_feature.values():
+            ids.sort()  # strings alone: C's sort, no key function
+        if isinstance(self.results, SpilledResults):
+            return self.results.test_rows(column_ids, by_feature, resolved)
         arrived = [c.manifest.cell_id for c in self.cells if c.source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE)]
         in_order = arrived == sorted(arrived, key=rank.__getitem__)  # results went in in column order
-        rows: list[TestRow] = []
-        for fid, ids in by_feature.items():
-            ids.sort()  # strings alone: C's sort, no key function
-            for nodeid in ids:
-                row = results[nodeid]
-                if not in_order and len(row) > 1:
-                    row = {c: row[c] for c in column_ids if c in row}
-                rows.append(TestRow(id=nodeid, feature=fid, results=row))
-        return tuple(rows)
+        return self.results.test_rows(column_ids, by_feature, in_order)
 
     def _channel_of(self, manifest: Manifest) -> str | None:
         """A cell written before channels: what its torch version implies (None without a torch)."""
@@ -598,13 +553,15 @@ class _Builder:
         """A feature's roll-up on one column without the tests of its groups that arrived later."""
         kept: list[TestResult] = []
         later = 0
+        column = dict(self.results.results_of(column_id))  # one column's results: a cell's worth
         for nodeid, feature in self.feature_of.items():
-            if feature != fid or column_id not in (row := self.results[nodeid]):
+            result = column.get(nodeid)
+            if feature != fid or result is None:
                 continue
             if any(g.matches(nodeid) for g in late):
                 later += 1
             else:
-                kept.append(row[column_id])
+                kept.append(result)
         return dataclasses.replace(roll_up(kept) if kept else _NOTHING_TO_JUDGE, later=later)
 
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
@@ -737,23 +694,33 @@ def merge_cell_dirs(
     *,
     jobs: int | None = None,
     features: Mapping[str, FeatureInfo] | None = None,
+    spill: bool = True,
 ) -> Matrix:
     """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing.
     `features`: the rows as the suites' features file states them now (a release, device families,
-    groups), over what each cell recorded when it ran."""
-    with gcpause.paused():
-        return _merge(paths, expected, jobs, features)
+    groups), over what each cell recorded when it ran. `spill` (the default): each column's results
+    wait on disk until the rows are written, so the merge holds about one cell's worth whatever the
+    number of columns (harness/merge/store.py; the matrix's `tests` reads them back as it is
+    iterated); False: the plain path, everything in memory."""
+    store = open_store(spill)
+    try:
+        with gcpause.paused():
+            return _merge(paths, expected, jobs, features, store)
+    except BaseException:
+        store.close()  # the spilled runs go with the failed merge
+        raise
 
 
 def _merge(
     paths: Iterable[Path],
     expected: Sequence[PlannedCell],
     jobs: int | None,
-    features: Mapping[str, FeatureInfo] | None = None,
+    features: Mapping[str, FeatureInfo] | None,
+    store: InMemoryResults | SpilledResults,
 ) -> Matrix:
     inputs, problems = _read_manifests(paths)
     kept, notes = deduplicate(inputs)
-    builder = _Builder(features)
+    builder = _Builder(features, store)
     # Read in column order: each row then takes its results in the order the matrix shows them.
     order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i]))
     owner = [(i, pos) for i in order for pos in range(1 + len(kept[i].overlays))]
@@ -762,7 +729,11 @@ def _merge(
     present: list[str] = []
     failed: dict[tuple[int, int], Problem] = {}
     waiting: dict[int, dict[int, _Read]] = {}
-    for index, result in ingest_cells(paths, jobs):
+    whole = frozenset(runs_of[i][pos].path for i, pos in owner if kept[i].overlays)
+    spill = store.folder if isinstance(store, SpilledResults) else None
+    for index, result in ingest_cells(paths, jobs, spill, whole):
+        if isinstance(result, _SpillFailed):
+            raise result.error()
         item, pos = owner[index]
         if isinstance(result, Problem):
             failed[(item, pos)] = result

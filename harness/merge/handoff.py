@@ -1,7 +1,8 @@
 """How a merge worker hands a cell's results to the merging process: pickled as plain values.
 
-Cells are read in worker processes (harness/merge/combine.py); each hands back thousands of
-TestResults. Pickled by default, each is a dataclass state plus an enum constructor call per
+Cells are read in worker processes (harness/merge/workers.py); each writes thousands of
+TestResults to the spill store (harness/merge/store.py), or hands them back (a composite column's
+runs, the in-memory path). Pickled by default, each is a dataclass state plus an enum constructor call per
 enum, which cost more to load in the merging process than the results took to decide. Registered
 here (copyreg), a result is its field values in declaration order, enums by their value: the
 speed trick lives at the one boundary that needs it, not in the model. tests/merge/test_handoff.py

@@ -13,6 +13,7 @@ know is refused.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -270,3 +271,33 @@ def test_an_unreadable_matrix_names_its_path_once(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         load_matrix(tmp_path)
     assert str(error.value) == f"{tmp_path}: cannot read: Is a directory"
+
+
+class _RowsMadeAsIterated:
+    """Rows whose results exist only while they are written (as a spilled merge's rows,
+    harness/merge/store.py): freed results' ids are taken by new ones."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        from harness.model import TestRow
+        from harness.outcomes import Outcome
+
+        for n in range(self.count):
+            result = TestResult(outcome=Outcome.FAILED, message=f"boom {n}", duration=0.5)
+            yield TestRow(id=f"t{n:05d}", feature="f", results={"c": result})
+
+
+def test_rows_made_as_they_are_written_keep_their_own_results(tmp_path: Path) -> None:
+    """The writer's once-per-result JSON must not hand a new result the JSON of a freed one whose
+    id it took (three blocks of rows, each freed before the next is made)."""
+    count = 10_000
+    matrix = dataclasses.replace(releases_matrix(), tests=_RowsMadeAsIterated(count))
+    path = tmp_path / "matrix.json"
+    write_matrix(matrix, path)
+    rows = json.loads(path.read_text(encoding="utf-8"))["tests"]
+    assert [row["results"]["c"]["message"] for row in rows] == [f"boom {n}" for n in range(count)]
