@@ -120,7 +120,12 @@ def write_matrix_split(
         size = 0
 
     convert = _result_json_once()
+    count = 0
     for test in matrix.tests if rows is None else rows:
+        expected = matrix.tests[count].id if count < len(matrix.tests) else None
+        if test.id != expected:  # rows read again from a file that was replaced meanwhile
+            raise InputError(f"the matrix changed while it was written: {test.id} where {expected} was")
+        count += 1
         held.append(test)
         line = next(jsonio.item_lines([_row_json(test)], convert))
         blocks.append(line)
@@ -130,6 +135,8 @@ def write_matrix_split(
             convert = _result_json_once()
     if blocks:
         flush()
+    if count != len(matrix.tests):
+        raise InputError(f"the matrix changed while it was written: {count} tests where it held {len(matrix.tests)}")
     head = {**matrix.head_json(), "schema_version": version, "parts": entries}
     outputs.write_file(index, jsonio.dumps_pretty(head) + b"\n")
     return [*written, index]

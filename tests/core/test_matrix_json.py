@@ -382,3 +382,15 @@ def test_a_damaged_missing_or_miscounted_part_is_a_one_line_error(tmp_path: Path
     index.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"not a valid matrix\.json"):
         load_matrix(index)
+
+
+def test_rows_of_another_matrix_are_refused_not_written_under_this_ones_head(tmp_path: Path) -> None:
+    """A publication reads its matrix's rows again: a file replaced meanwhile is an error, never an
+    index whose head and parts disagree."""
+    base, new = sample_matrices()
+    assert [t.id for t in base.tests] != [t.id for t in new.tests]
+    with pytest.raises(InputError, match="the matrix changed while it was written"):
+        write_matrix_split(base, tmp_path / "matrix.json", rows=iter(new.tests))
+    with pytest.raises(InputError, match="the matrix changed while it was written"):
+        write_matrix_split(base, tmp_path / "matrix.json", rows=iter(base.tests[:-1]))
+    assert not (tmp_path / "matrix.json").exists()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from harness import jsonio
+from harness.errors import InputError
 from harness.model import Matrix, TestResult, TestRow, trim
 from harness.outcomes import Outcome, Scope
 from harness.publish.history import RunResults, RunSummary
@@ -151,8 +152,8 @@ def emit_parts(
 
     for number, test in enumerate(matrix.tests):
         whole = test if full is None else next(full)
-        if whole.id != test.id:
-            raise ValueError(f"the rows with details are not the matrix's: {whole.id} where {test.id}")
+        if whole.id != test.id:  # the file was replaced between the two reads
+            raise InputError(f"the matrix changed while it was published: {whole.id} where {test.id} was")
         row_cells: list[Any] = [0] * len(columns)
         own: list[Any] = [0] * len(columns)
         for column_id, result in test.results.items():
