@@ -175,7 +175,7 @@ def test_the_baseline_comes_from_the_published_site(matrices, tmp_path: Path, ca
 def test_a_large_matrix_is_published_split_and_with_a_split_page(matrices, tmp_path: Path, monkeypatch) -> None:
     from harness import matrix_json
 
-    _, new = matrices
+    base, new = matrices
     site = tmp_path / "site"
     site.mkdir()
     matrix_json.write_matrix_gzip(load_matrix(new), site / "matrix.json.gz")  # an older site's whole matrix
@@ -188,6 +188,14 @@ def test_a_large_matrix_is_published_split_and_with_a_split_page(matrices, tmp_p
     )
     assert not (site / "matrix.json.gz").exists(), "the split matrix.json replaces an older site's gzip"
     assert load_matrix(site / "matrix.json").to_json() == {**load_matrix(new).to_json(), "schema_version": "1.4"}
+    # report, diff and gate read the split form as they read the whole one
+    for form, path in (("whole", new), ("split", site / "matrix.json")):
+        assert main(["report", str(path), "--format", "md", "-o", str(tmp_path / f"{form}.md")]) == 0
+        assert main(["diff", str(base), str(path), "--format", "json", "-o", str(tmp_path / f"{form}.json")]) == 0
+        assert main(["gate", str(path), "--new-regressions", "--baseline", str(path), "--backend", "cpu"]) == 0
+        assert main(["gate", str(path), "--new-regressions", "--baseline", str(base), "--backend", "cpu"]) == 1
+    assert (tmp_path / "split.md").read_text() == (tmp_path / "whole.md").read_text()
+    assert (tmp_path / "split.json").read_text() == (tmp_path / "whole.json").read_text()
     parts = sorted(p.name for p in (site / "data").iterdir())
     assert parts and all(p.endswith(".json") for p in parts)
     page = (site / "index.html").read_text(encoding="utf-8")
