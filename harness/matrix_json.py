@@ -1,12 +1,21 @@
 """matrix.json in and out: the model (harness/model.py) written, read and validated.
 
-The published schema (harness/schema/matrix.schema.json) is checked on every load, so a renderer
-never meets a half-valid matrix. A matrix holds a result per test and column (250,000 for 5 x
-50,000 tests, most of them an equal "passed in t seconds"), so three speed tricks sit here, each
-behind one named function that says what it buys and has a test that it agrees with the plain
-path (tests/core/test_matrix_json.py):
+Two forms: whole (one document, what `harness merge` writes) and split (schema 1.4, what a site
+publishes: an index, the head with `parts` naming gzip'd part files of consecutive rows with their
+sha256, so that no file passes 25 MB at 5M results; `write_matrix_split`). `load_matrix` reads
+either, gzip'd or not, from a path; `matrix_from_bytes` from bytes (a URL's), its parts through a
+reader it is given.
 
+The published schema (harness/schema/matrix.schema.json) is checked on every load, so a renderer
+never meets a half-valid matrix. A matrix holds a result per test and column (5M for 100 x 50,000
+tests, most of them an equal "passed in t seconds"), so these speed and memory tricks sit here,
+each behind one named function that says what it buys and has a test that it agrees with the
+plain path (tests/core/test_matrix_json.py):
+
+- `_document`: the whole form in the layout `write_to` writes is read row by row from the file,
+  so its text and the model never coexist (anything else is parsed whole, `_whole_document`);
 - `_shared_result`: on load, equal plain results are one object (the merge made them so);
+  `load_matrix(results="lean" | "outcomes")` holds less of each result where less is read;
 - `_quick_row_check` and `_plain_result_key`: validation checks plainly valid rows with a few type
   checks and each distinct plain result once, the compiled schema everything else;
 - `_result_json_once`: on write, a shared result is turned into its JSON form once.
@@ -65,7 +74,7 @@ def write_matrix(matrix: Matrix, path: Path) -> None:
 
 
 def write_matrix_gzip(matrix: Matrix, path: Path) -> None:
-    """matrix.json.gz, atomically: what a site publishes when matrix.json itself is too large to host.
+    """matrix.json.gz, atomically: what a site published before the split form (still read).
     The gzip header carries no name or time, so the same matrix gives the same bytes."""
 
     def write(handle: IO[bytes]) -> None:

@@ -4,7 +4,12 @@ plain path on the same input.
 - quick validation (`validate_json(quick=True)`) gives the plain path's verdict and message, on
   valid matrices and on each damaged document below;
 - loading with shared results gives a model equal to `Matrix.from_json` without sharing;
-- the streamed `write_matrix` parses to the same JSON as `matrix.to_json()`.
+- the streamed `write_matrix` parses to the same JSON as `matrix.to_json()`;
+- reading row by row (the lines layout) gives the model of the whole parse, and a text that only
+  looks like that layout gets the whole parse's verdict; a lean read is the matrix less its long
+  texts, an outcomes read its outcomes;
+- the split form (index and parts) reads back as the matrix, and a damaged, missing or miscounted
+  part is a one-line error.
 
 And the schema the quick check assumes is the published one; a major schema version it does not
 know is refused.
