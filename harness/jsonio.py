@@ -9,7 +9,7 @@ works the same through the stdlib `json`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import IO, Any
@@ -71,18 +71,33 @@ def write_json_lines_object(
     """`{...head, "<key>": [item, item, ...]}` with one item (an object) per line: streamed,
     never built whole. Objects the codec does not know inside the items go through `convert`
     (as with `encoder`)."""
+    opening, closing = lines_object_ends(head, key)
+    handle.write(opening)
+    empty = True
+    for block in item_lines(items, convert):
+        handle.write(b"\n    " if empty else b",\n    ")
+        handle.write(block)
+        empty = False
+    handle.write(b"]\n}\n" if empty else closing)
+
+
+def lines_object_ends(head: dict[str, Any], key: str) -> tuple[bytes, bytes]:
+    """The text before the first item of `write_json_lines_object`'s layout and after the last
+    (of a list that is not empty)."""
     body = dumps_pretty(head)
-    handle.write(body[:-1].rstrip() + b",\n" if head else b"{\n")
-    handle.write(b'  "' + key.encode() + b'": [')
+    opening = body[:-1].rstrip() + b",\n" if head else b"{\n"
+    return opening + b'  "' + key.encode() + b'": [', b"\n  ]\n}\n"
+
+
+def item_lines(
+    items: Iterable[dict[str, Any]], convert: Callable[[Any], Any] = _default, block: int = 4096
+) -> Iterator[bytes]:
+    """The items' compact JSON, a block of them at a time, joined by `,\\n    ` (one encoder call
+    and one write call per block); blocks are joined the same way."""
     dumps = encoder(convert)
     items = iter(items)
-    empty = True
-    # A few thousand items at a time: one encoder call and one write call per block.
-    while block := list(islice(items, 4096)):
-        handle.write(b"\n    " if empty else b",\n    ")
-        handle.write(_one_per_line(block, dumps))
-        empty = False
-    handle.write(b"]\n}\n" if empty else b"\n  ]\n}\n")
+    while chunk := list(islice(items, block)):
+        yield _one_per_line(chunk, dumps)
 
 
 def _one_per_line(objects: list[dict[str, Any]], dumps: Callable[[Any], bytes]) -> bytes:

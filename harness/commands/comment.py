@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     render = sub.add_parser("render", help="compare a pull request's matrix with the published one")
     render.add_argument("matrix", type=Path, help="the pull request's matrix.json")
-    render.add_argument("--published", help="the last published matrix (a path or the site's URL of matrix.json.gz)")
+    render.add_argument("--published", help="the last published matrix (a path or the site's URL of matrix.json)")
     render.add_argument("--published-url", default="", help="the published page, linked from the comment")
     render.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     post = sub.add_parser("post", help="create the comment, or update the one posted before")

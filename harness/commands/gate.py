@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.publish.baseline import load_baseline
 
     matrix = load_matrix(args.matrix)
-    baseline = load_baseline(args.baseline, required=True) if args.baseline else None
+    # The baseline's outcomes are all its diff compares (a fraction of a whole matrix's memory).
+    baseline = load_baseline(args.baseline, required=True, results="outcomes") if args.baseline else None
     any_failure = args.any_failure or not (args.new_regressions or args.no_data)
     result = evaluate_gate(
         matrix,

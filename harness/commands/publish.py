@@ -1,8 +1,8 @@
 """`harness publish SITE_DIR`: the page, matrix.json, badges, the diff against the previous
 publication and the run history, as a static site.
 
-Page (its tests in `data/` beside it when large), `matrix.json.gz` (and `matrix.json` under 25 MB),
-badges, `diff.md`/`diff.json` against the previous publication, an append-only `history/` with each
+Page (its tests in `data/` beside it when large), `matrix.json` split (an index and its parts in
+`matrix-parts/`), badges, `diff.md`/`diff.json` against the previous publication, an append-only `history/` with each
 test's outcome per run; also the job summary to `$GITHUB_STEP_SUMMARY`. See `docs/publishing.md`.
 """
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.matrix_json import load_matrix
+from harness.matrix_json import iter_tests, load_matrix
 from harness.outputs import DEFAULT_LOCK_TIMEOUT
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--baseline",
         metavar="MATRIX",
         help="the previous published matrix to write diff.md/diff.json against: a path, or the site's URL of "
-        "matrix.json.gz (a 404 means there is none yet); default: the matrix SITE_DIR already holds",
+        "matrix.json (a 404 means there is none yet); default: the matrix SITE_DIR already holds",
     )
     baseline.add_argument("--no-baseline", action="store_true", help="write no diff")
     parser.add_argument(
@@ -68,14 +68,16 @@ def run(args: argparse.Namespace) -> int:
     from harness.publish.baseline import load_baseline, site_matrix
     from harness.publish.site import INLINE_LIMIT, publish, site_lock  # the page renderer (Jinja2) only here
 
-    matrix = load_matrix(args.matrix)
+    # Held without its long texts; the page's details and the matrix's parts read the rows whole,
+    # one at a time, from the file again (publishing 5M results in bounded memory).
+    matrix = load_matrix(args.matrix, results="lean")
     # The baseline is read under the site's lock: it is the last complete publication, never one
     # another publisher is halfway through.
     with site_lock(args.site, args.lock_timeout):
         baseline = None
         source = args.baseline or (None if args.no_baseline else site_matrix(args.site))
         if source is not None:
-            baseline = load_baseline(source)
+            baseline = load_baseline(source, results="outcomes")  # the diff compares outcomes only
             if baseline is None:
                 print(f"baseline: none at {source} (the first publication?); no diff written", file=sys.stderr)
         done = publish(
@@ -87,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             baseline=baseline,
             inline_limit=INLINE_LIMIT if args.inline_limit is None else args.inline_limit,
             lock_timeout=args.lock_timeout,
+            full_rows=lambda: iter_tests(args.matrix),
         )
     for problem in done.problems:
         print(f"harness: warning: {problem}", file=sys.stderr)

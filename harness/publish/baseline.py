@@ -1,13 +1,15 @@
 """The previous published matrix, from a file or from the site (an http(s) URL): what `publish`
 diffs against, the gate judges regressions by and a pull request is compared with.
 
-A site may publish matrix.json.gz only (a large matrix); both forms are read. A baseline that does
-not exist yet (the first publication: HTTP 404, no file) is None when it is optional, never a crash.
+A site publishes matrix.json split (an index naming its parts, fetched beside it: schema 1.4); an
+older one matrix.json.gz, or matrix.json whole; every form is read. A baseline that does not exist
+yet (the first publication: HTTP 404, no file) is None when it is optional, never a crash.
 """
 
 from __future__ import annotations
 
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Final
@@ -46,22 +48,32 @@ def fetch(url: str, *, required: bool) -> bytes | None:
     return data
 
 
-def load_baseline(source: str | Path, *, required: bool = False) -> Matrix | None:
-    """The matrix at `source` (a path, or a URL of matrix.json / matrix.json.gz)."""
+def load_baseline(source: str | Path, *, required: bool = False, results: str = "all") -> Matrix | None:
+    """The matrix at `source` (a path, or a URL of matrix.json / matrix.json.gz). `results`: as
+    `load_matrix` takes it ("outcomes" where only the outcomes are compared: a diff)."""
     text = str(source)
     if is_url(text):
         data = fetch(text, required=required)
-        return None if data is None else matrix_from_bytes(data, text)
+        if data is None:
+            return None
+        part = lambda name: _fetched(urllib.parse.urljoin(text, name))  # noqa: E731
+        return matrix_from_bytes(data, text, read_part=part, results=results)
     path = Path(text)
     if not path.exists() and not required:
         return None
-    return load_matrix(path)
+    return load_matrix(path, results=results)
+
+
+def _fetched(url: str) -> bytes:
+    data = fetch(url, required=True)
+    assert data is not None  # required: a missing part is an InputError
+    return data
 
 
 def site_matrix(site: Path) -> Path | None:
-    """The matrix a site folder holds from its last publication (matrix.json.gz, which every
-    publication writes, else the matrix.json of an older one)."""
-    for name in ("matrix.json.gz", "matrix.json"):
+    """The matrix a site folder holds from its last publication (matrix.json: the split form's
+    index, or an older publication's whole matrix; else an older one's matrix.json.gz)."""
+    for name in ("matrix.json", "matrix.json.gz"):
         if (site / name).is_file():
             return site / name
     return None

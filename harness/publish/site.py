@@ -2,7 +2,8 @@
 
     index.html            the page (holding its test data when small; else data/ beside it)
     data/                 the page's parts (harness/publish/render/page_parts.py), rewritten each time
-    matrix.json.gz        the matrix, always; matrix.json too while it stays under SITE_FILE_LIMIT
+    matrix.json           the matrix, split (schema 1.4): the head and the list of its parts, each
+    matrix-parts/         with its sha256 digest; the rows, a few MB gzip'd per part, rewritten each time
     diff.md, diff.json    the changes since the previous publication (its matrix is the baseline)
     badges/*.svg          one per column and one for the matrix
     history/              one summary and the per-test results per run, appended, never rewritten
@@ -16,6 +17,11 @@ The run's summary is appended to history/ (never rewriting an earlier one) befor
 so the page's trend includes this run. With $GITHUB_STEP_SUMMARY set, the Markdown summary is
 appended there within GitHub's 1 MiB limit. No file of the site exceeds SITE_FILE_LIMIT: GitHub
 warns at 50 MB per file and refuses 100 MB.
+
+Memory: the matrix held is read without its traces and captured output (`load_matrix(results="lean")`);
+the page's details and the matrix's parts are written from its rows read again one at a time
+(`full_rows`), and the page's parts are written as they are made, so a publication holds the lean
+matrix, the baseline's outcomes and one part at a time.
 """
 
 from __future__ import annotations
@@ -23,15 +29,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from harness import jsonio, outputs
 from harness.errors import WriteError
-from harness.matrix_json import write_matrix, write_matrix_gzip
-from harness.model import Matrix
+from harness.matrix_json import PARTS_FOLDER, write_matrix_split
+from harness.model import Matrix, TestRow
 from harness.publish.diff import ChangeKind, DiffReport, diff_matrices
 from harness.publish.history import RunResults, RunSummary, append_run, load_history, load_results
 from harness.publish.render.badge import badges
@@ -94,25 +100,18 @@ def _write_diff(site: Path, diff: DiffReport | None) -> list[Path]:
     return paths
 
 
-def _write_matrix(site: Path, matrix: Matrix) -> list[Path]:
-    """matrix.json.gz always; matrix.json as well while it is under the limit (else an older one goes)."""
-    write_matrix_gzip(matrix, site / "matrix.json.gz")
-    plain = site / "matrix.json"
-    write_matrix(matrix, plain)
-    if plain.stat().st_size > SITE_FILE_LIMIT:
-        outputs.remove(plain)
-        return [site / "matrix.json.gz"]
-    return [site / "matrix.json.gz", plain]
-
-
-def _write_page(site: Path, html: str, files: dict[str, bytes]) -> list[Path]:
-    # The page and its parts go live together: the whole site is switched at once (`publish`).
-    written = []
-    for name, body in files.items():
-        outputs.write_file(site / DATA_DIR / f"{name}.json", body)
-        written.append(site / DATA_DIR / f"{name}.json")
-    outputs.write_file(site / "index.html", html)
-    return [*written, site / "index.html"]
+def _write_matrix(site: Path, matrix: Matrix, rows: Iterable[TestRow] | None) -> list[Path]:
+    """matrix.json split (its parts in matrix-parts/, none over SITE_FILE_LIMIT); an older
+    publication's matrix.json.gz is not carried over (`_not_carried`)."""
+    written = write_matrix_split(matrix, site / "matrix.json", rows=rows)
+    too_large = [p for p in written if p.stat().st_size > SITE_FILE_LIMIT]
+    if too_large:  # a part is a few MB: only a test with a result of hundreds of MB could do it
+        raise WriteError(
+            f"cannot write {too_large[0]}: larger than {SITE_FILE_LIMIT >> 20} MB",
+            path=str(too_large[0]),
+            reason="larger than the limit",
+        )
+    return written
 
 
 # Leftovers of publications by earlier versions of the harness, which wrote in place (never carried on).
@@ -120,9 +119,14 @@ _OLD_TEMP_RE: Final = re.compile(r"^\.(?:.+\.\d+\.tmp|data\.new|[^/]+\.(?:json|g
 
 
 def _not_carried(rel: Path) -> bool:
-    """What the next publication does not take over from the last: the page's parts (rewritten each
-    time) and temp files."""
-    return rel.name.startswith(outputs.TEMP_PREFIX) or bool(_OLD_TEMP_RE.match(rel.name)) or rel == Path(DATA_DIR)
+    """What the next publication does not take over from the last: what it rewrites whole (the
+    page's parts, the matrix's parts) and temp files."""
+    return rel.name.startswith(outputs.TEMP_PREFIX) or bool(_OLD_TEMP_RE.match(rel.name)) or rel in _REWRITTEN
+
+
+# Rewritten whole by every publication (a part of the last one must not linger), and the whole
+# matrix.json.gz older publications wrote (the split matrix.json replaces it).
+_REWRITTEN: Final = frozenset({Path(DATA_DIR), Path(PARTS_FOLDER), Path("matrix.json.gz")})
 
 
 def same_publication(a: Matrix, b: Matrix) -> bool:
@@ -154,9 +158,12 @@ def publish(
     baseline: Matrix | None = None,
     inline_limit: int = INLINE_LIMIT,
     lock_timeout: float = outputs.DEFAULT_LOCK_TIMEOUT,
+    full_rows: Callable[[], Iterable[TestRow]] | None = None,
 ) -> Published:
     """Build the new site completely in a folder beside the old one, then swap them in one rename:
-    at every instant `site` is wholly the last publication or wholly this one."""
+    at every instant `site` is wholly the last publication or wholly this one. `full_rows`: the
+    matrix's rows with every result whole, each call a new pass, where `matrix` was read "lean"
+    (harness/matrix_json.py's `iter_tests`); default `matrix.tests`."""
     given = site
     with site_lock(site, lock_timeout):
         site = served_path(site)
@@ -169,7 +176,7 @@ def publish(
         try:
             if site.is_dir():
                 outputs.link_tree(site, staging, skip=_not_carried)
-            result = _build(matrix, staging, stale_after_hours, history, baseline, inline_limit)
+            result = _build(matrix, staging, stale_after_hours, history, baseline, inline_limit, full_rows)
             outputs.clear_temp_files(staging)
             outputs.sync_tree(staging)
             old = outputs.switch_dir(staging, site)
@@ -206,6 +213,7 @@ def _build(
     history: bool,
     baseline: Matrix | None,
     inline_limit: int,
+    full_rows: Callable[[], Iterable[TestRow]] | None = None,
 ) -> Published:
     result = Published(site=site)
     runs: list[RunSummary] = []
@@ -224,10 +232,18 @@ def _build(
         if baseline is not None:
             result.diff = diff_matrices(baseline, matrix)
         result.files += _write_diff(site, result.diff)
-    result.files += _write_matrix(site, matrix)
+    result.files += _write_matrix(site, matrix, full_rows() if full_rows else None)
     for name, svg in badges(matrix).items():
         outputs.write_file(site / "badges" / name, svg)
         result.files.append(site / "badges" / name)
+    parts: list[Path] = []
+
+    def write_part(name: str, body: bytes) -> None:
+        # The page and its parts go live together: the whole site is switched at once (`publish`).
+        path = site / DATA_DIR / f"{name}.json"
+        outputs.write_file(path, body)
+        parts.append(path)
+
     page = render_page(
         matrix,
         history=runs,
@@ -235,7 +251,10 @@ def _build(
         stale_after_hours=stale_after_hours,
         inline_limit=inline_limit,
         site=True,
+        write_part=write_part,
+        detail_rows=full_rows() if full_rows else None,
     )
-    result.page_parts = len(page.files)
-    result.files += _write_page(site, page.html, page.files)
+    result.page_parts = len(parts)
+    outputs.write_file(site / "index.html", page.html)
+    result.files += [*parts, site / "index.html"]
     return result

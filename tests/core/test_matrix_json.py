@@ -4,7 +4,12 @@ plain path on the same input.
 - quick validation (`validate_json(quick=True)`) gives the plain path's verdict and message, on
   valid matrices and on each damaged document below;
 - loading with shared results gives a model equal to `Matrix.from_json` without sharing;
-- the streamed `write_matrix` parses to the same JSON as `matrix.to_json()`.
+- the streamed `write_matrix` parses to the same JSON as `matrix.to_json()`;
+- reading row by row (the lines layout) gives the model of the whole parse, and a text that only
+  looks like that layout gets the whole parse's verdict; a lean read is the matrix less its long
+  texts, an outcomes read its outcomes;
+- the split form (index and parts) reads back as the matrix, and a damaged, missing or miscounted
+  part is a one-line error.
 
 And the schema the quick check assumes is the published one; a major schema version it does not
 know is refused.
@@ -25,11 +30,14 @@ from harness.errors import EXIT_INPUT, InputError
 from harness.matrix_json import (
     ROW_KEYS,
     SCHEMA_PATH,
+    iter_tests,
     load_matrix,
     matrix_from_json,
     validate_json,
     validate_matrix,
     write_matrix,
+    write_matrix_gzip,
+    write_matrix_split,
 )
 from harness.model import SCHEMA_VERSION, Matrix, TestResult
 from tests.committed import releases_matrix, sample_matrices
@@ -301,3 +309,123 @@ def test_rows_made_as_they_are_written_keep_their_own_results(tmp_path: Path) ->
     write_matrix(matrix, path)
     rows = json.loads(path.read_text(encoding="utf-8"))["tests"]
     assert [row["results"]["c"]["message"] for row in rows] == [f"boom {n}" for n in range(count)]
+
+
+# -- streamed reading: the lines layout read row by row agrees with the whole parse ---------------
+def _whole(path: Path) -> Matrix:
+    """The plain path: the whole text parsed at once, then the model (what `load_matrix` did before)."""
+    return matrix_from_json(json.loads(path.read_bytes()), source=str(path))
+
+
+@pytest.mark.parametrize("name", list(MATRICES))
+@pytest.mark.parametrize("packed", [False, True], ids=["plain", "gzip"])
+def test_a_matrix_read_row_by_row_is_the_one_read_whole(tmp_path: Path, name: str, packed: bool) -> None:
+    matrix = MATRICES[name]()
+    path = tmp_path / "matrix.json"
+    write_matrix(matrix, path)
+    assert path.read_bytes().count(b"\n") > len(matrix.tests), "written in the lines layout"
+    expected = _whole(path)
+    if packed:
+        write_matrix_gzip(matrix, tmp_path / "matrix.json.gz")
+        path = tmp_path / "matrix.json.gz"
+    assert load_matrix(path) == expected
+    assert [t.to_json() for t in iter_tests(path)] == [t.to_json() for t in expected.tests]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace(b"},\n    {", b"}\n    {", 1),  # a comma missing between rows
+        lambda text: text[: text.rindex(b"\n  ]")] + b",\n  ]\n}\n",  # a comma after the last row
+        lambda text: text.replace(b"\n  ]\n}\n", b"\n  ]\n}\n{}\n"),  # something after the document
+        lambda text: text.replace(b'"tests": [\n    {', b'"tests": [\n    {"id": 1, ', 1),  # a row not one
+    ],
+    ids=["comma-missing", "comma-after-last", "trailing", "bad-row"],
+)
+def test_a_text_that_only_looks_like_the_lines_layout_gets_the_whole_parses_verdict(
+    tmp_path: Path, doc: dict[str, Any], edit: Callable[[bytes], bytes]
+) -> None:
+    path = tmp_path / "matrix.json"
+    write_matrix(releases_matrix(), path)
+    path.write_bytes(edit(path.read_bytes()))
+    try:
+        expected: str | Matrix = _whole(path)
+    except (ValueError, InputError) as err:
+        expected = "refused" if isinstance(err, ValueError) else str(err)
+    try:
+        got: str | Matrix = load_matrix(path)
+    except InputError as err:
+        got = str(err) if expected != "refused" else "refused"
+    assert got == expected
+
+
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_a_lean_matrix_is_the_matrix_without_traces_and_output(tmp_path: Path, name: str) -> None:
+    matrix = MATRICES[name]()
+    path = tmp_path / "matrix.json"
+    write_matrix(matrix, path)
+    lean, whole = load_matrix(path, results="lean"), load_matrix(path)
+    assert name == "releases" or any(r.trace for t in whole.tests for r in t.results.values()), "it has traces"
+    assert lean.head_json() == whole.head_json()
+    for a, b in zip(lean.tests, whole.tests, strict=True):
+        assert a.id == b.id and a.results.keys() == b.results.keys()
+        for column, result in a.results.items():
+            assert result == dataclasses.replace(b.results[column], trace=None, output=None)
+    outcomes = load_matrix(path, results="outcomes")
+    assert [[r.outcome for r in t.results.values()] for t in outcomes.tests] == [
+        [r.outcome for r in t.results.values()] for t in whole.tests
+    ]
+
+
+# -- the split form (1.4): an index and its parts ----------------------------------------------------
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_a_split_matrix_reads_back_as_the_matrix(tmp_path: Path, name: str) -> None:
+    matrix = MATRICES[name]()
+    files = write_matrix_split(matrix, tmp_path / "matrix.json", part_bytes=400)
+    index = json.loads((tmp_path / "matrix.json").read_text())
+    assert files[-1] == tmp_path / "matrix.json" and len(index["parts"]) == len(files) - 1 > 1
+    assert sum(e["tests"] for e in index["parts"]) == len(matrix.tests)
+    assert index["schema_version"] == "1.4" and "tests" not in index
+    loaded = load_matrix(tmp_path / "matrix.json")
+    assert loaded == dataclasses.replace(matrix, schema_version="1.4")
+    assert [t.to_json() for t in iter_tests(tmp_path / "matrix.json")] == [t.to_json() for t in matrix.tests]
+    # written again from rows read one at a time (a lean matrix's publication): the same files
+    again = tmp_path / "again"
+    lean = load_matrix(tmp_path / "matrix.json", results="lean")
+    write_matrix_split(lean, again / "matrix.json", rows=iter_tests(tmp_path / "matrix.json"), part_bytes=400)
+    assert (again / "matrix.json").read_bytes() == (tmp_path / "matrix.json").read_bytes()
+
+
+def test_a_damaged_missing_or_miscounted_part_is_a_one_line_error(tmp_path: Path) -> None:
+    write_matrix_split(releases_matrix(), tmp_path / "matrix.json", part_bytes=4000)
+    index = tmp_path / "matrix.json"
+    part = tmp_path / json.loads(index.read_text())["parts"][1]["path"]
+    good = part.read_bytes()
+    part.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    with pytest.raises(InputError, match=r"part matrix-parts/0001.json.gz: its sha256 is not the one the index names"):
+        load_matrix(index)
+    part.unlink()
+    with pytest.raises(InputError, match=r"0001\.json\.gz: a part .* names is missing"):
+        load_matrix(index)
+    part.write_bytes(good)
+    data = json.loads(index.read_text())
+    data["parts"][1]["tests"] += 1
+    index.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="tests where the index names"):
+        load_matrix(index)
+    data["parts"][1]["path"] = "../outside.json.gz"
+    index.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"not a valid matrix\.json"):
+        load_matrix(index)
+
+
+def test_rows_of_another_matrix_are_refused_not_written_under_this_ones_head(tmp_path: Path) -> None:
+    """A publication reads its matrix's rows again: a file replaced meanwhile is an error, never an
+    index whose head and parts disagree."""
+    base, new = sample_matrices()
+    assert [t.id for t in base.tests] != [t.id for t in new.tests]
+    with pytest.raises(InputError, match="the matrix changed while it was written"):
+        write_matrix_split(base, tmp_path / "matrix.json", rows=iter(new.tests))
+    with pytest.raises(InputError, match="the matrix changed while it was written"):
+        write_matrix_split(base, tmp_path / "matrix.json", rows=iter(base.tests[:-1]))
+    assert not (tmp_path / "matrix.json").exists()

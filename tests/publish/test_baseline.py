@@ -1,5 +1,6 @@
 """The previous published matrix (harness/publish/baseline.py): from a path, the site folder or its URL,
-gzip or not; a baseline that does not exist yet is None when optional, an error when required."""
+gzip, whole or split (an index and its parts, fetched beside it); a baseline that does not exist yet is
+None when optional, an error when required."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.matrix_json import write_matrix, write_matrix_gzip
+from harness.matrix_json import write_matrix, write_matrix_gzip, write_matrix_split
 from harness.publish.baseline import load_baseline, site_matrix
 from tests.committed import releases_matrix
 
@@ -21,6 +22,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("site")
     write_matrix_gzip(releases_matrix(), root / "matrix.json.gz")
     write_matrix(releases_matrix(), root / "matrix.json")
+    write_matrix_split(releases_matrix(), root / "split" / "matrix.json", part_bytes=20_000)
     (root / "broken.json.gz").write_bytes(gzip.compress(b"{")[:-4])
     return root
 
@@ -69,8 +71,19 @@ def test_a_baseline_from_the_site_url(site: Path, served: str) -> None:
     assert load_baseline((site / "matrix.json.gz").as_uri()) is not None
 
 
-def test_the_site_folders_own_matrix_is_the_gzip_every_publication_writes(site: Path, tmp_path: Path) -> None:
-    assert site_matrix(site) == site / "matrix.json.gz"
+def test_a_split_baseline_from_a_file_and_from_the_site_url_reads_its_parts(site: Path, served: str) -> None:
+    whole = releases_matrix().to_json()["tests"]
+    assert len(list((site / "split" / "matrix-parts").iterdir())) > 1, "the fixture has several parts"
+    assert load_baseline(site / "split" / "matrix.json").to_json()["tests"] == whole
+    assert load_baseline(f"{served}/split/matrix.json").to_json()["tests"] == whole
+    outcomes = load_baseline(f"{served}/split/matrix.json", results="outcomes")
+    assert [r.outcome for t in outcomes.tests for r in t.results.values()] == [
+        r.outcome for t in releases_matrix().tests for r in t.results.values()
+    ]
+
+
+def test_a_site_folders_own_matrix_is_its_matrix_json_else_an_older_sites_gzip(site: Path, tmp_path: Path) -> None:
+    assert site_matrix(site) == site / "matrix.json"
     assert site_matrix(tmp_path) is None
-    (tmp_path / "matrix.json").write_text("{}")
-    assert site_matrix(tmp_path) == tmp_path / "matrix.json", "an older site published matrix.json only"
+    (tmp_path / "matrix.json.gz").write_bytes(b"")
+    assert site_matrix(tmp_path) == tmp_path / "matrix.json.gz", "an older site published matrix.json.gz only"

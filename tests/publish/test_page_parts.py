@@ -72,3 +72,34 @@ def test_the_page_holds_its_parts_when_small_and_names_them_when_not(matrices) -
     split = render_page(matrix, inline_limit=0, site=True)
     assert set(split.files) >= {"r0-0", "d0"} and '"parts":null' in split.html
     assert "connect-src &#39;self&#39;" in split.html, "the page may fetch its parts from its own origin only"
+
+
+def test_parts_written_as_they_are_made_from_a_lean_matrix_are_the_parts_built_whole(
+    matrices, tmp_path, monkeypatch
+) -> None:
+    """The publication's path (a lean matrix, its details from the rows read again one at a time,
+    each part handed on as soon as it is complete) gives the plain path's parts and page."""
+    from harness.matrix_json import iter_tests
+
+    base, new = matrices
+    monkeypatch.setattr(page_parts, "ROWS_PER_PART", 3)
+    monkeypatch.setattr(page_parts, "DETAIL_PART_BYTES", 600)
+    for run, path in ((1, base), (2, new)):
+        monkeypatch.setenv("GITHUB_RUN_ID", str(run))
+        append_run(tmp_path / "history", load_matrix(path))
+    runs = load_history(tmp_path / "history")
+    results = load_results(tmp_path / "history", runs)
+    plain = render_page(load_matrix(new), history=runs, results=results, inline_limit=0, site=True)
+    written: dict[str, bytes] = {}
+    streamed = render_page(
+        load_matrix(new, results="lean"),
+        history=runs,
+        results=results,
+        inline_limit=0,
+        site=True,
+        write_part=written.__setitem__,
+        detail_rows=iter_tests(new),
+    )
+    assert any(b'"t":' in body for body in plain.files.values()), "the details hold a trace"
+    assert streamed.html == plain.html and streamed.files == {} and streamed.written == len(written)
+    assert written == plain.files

@@ -157,30 +157,45 @@ def test_the_baseline_comes_from_the_published_site(matrices, tmp_path: Path, ca
     url = f"http://127.0.0.1:{server.server_port}"
     try:
         site = tmp_path / "site"
-        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/published/matrix.json.gz"]) == 0
+        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/published/matrix.json"]) == 0
         assert json.loads((site / "diff.json").read_text())["regressions"] == 1
         capsys.readouterr()
-        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/none/matrix.json.gz"]) == 0
+        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/none/matrix.json"]) == 0
         assert "baseline: none at" in capsys.readouterr().err and not (site / "diff.json").exists()
-        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/broken/matrix.json.gz"]) == 4
+        assert main(["publish", str(site), "--matrix", str(new), "--baseline", f"{url}/broken/matrix.json"]) == 4
         assert "HTTP 500" in capsys.readouterr().err
         # the gate takes the same URL; there a missing baseline is an error
         gate = ["gate", str(new), "--new-regressions", "--backend", "cpu", "--baseline"]
-        assert main([*gate, f"{url}/published/matrix.json.gz"]) == 1
-        assert main([*gate, f"{url}/none/matrix.json.gz"]) == 4
+        assert main([*gate, f"{url}/published/matrix.json"]) == 1
+        assert main([*gate, f"{url}/none/matrix.json"]) == 4
     finally:
         server.shutdown()
 
 
-def test_a_large_matrix_is_published_as_gzip_and_a_split_page(matrices, tmp_path: Path, monkeypatch) -> None:
-    from harness.publish import site as site_module
+def test_a_large_matrix_is_published_split_and_with_a_split_page(matrices, tmp_path: Path, monkeypatch) -> None:
+    from harness import matrix_json
 
-    _, new = matrices
-    monkeypatch.setattr(site_module, "SITE_FILE_LIMIT", 1000)
+    base, new = matrices
     site = tmp_path / "site"
+    site.mkdir()
+    matrix_json.write_matrix_gzip(load_matrix(new), site / "matrix.json.gz")  # an older site's whole matrix
+    monkeypatch.setattr(matrix_json, "PART_BYTES", 500)
     assert main(["publish", str(site), "--matrix", str(new), "--inline-limit", "0"]) == 0
-    assert not (site / "matrix.json").exists()
-    assert load_matrix(site / "matrix.json.gz").to_json()["tests"] == load_matrix(new).to_json()["tests"]
+    index = json.loads((site / "matrix.json").read_text())
+    assert "tests" not in index and len(index["parts"]) > 1 and index["schema_version"] == "1.4"
+    assert sorted(p.name for p in (site / "matrix-parts").iterdir()) == sorted(
+        Path(e["path"]).name for e in index["parts"]
+    )
+    assert not (site / "matrix.json.gz").exists(), "the split matrix.json replaces an older site's gzip"
+    assert load_matrix(site / "matrix.json").to_json() == {**load_matrix(new).to_json(), "schema_version": "1.4"}
+    # report, diff and gate read the split form as they read the whole one
+    for form, path in (("whole", new), ("split", site / "matrix.json")):
+        assert main(["report", str(path), "--format", "md", "-o", str(tmp_path / f"{form}.md")]) == 0
+        assert main(["diff", str(base), str(path), "--format", "json", "-o", str(tmp_path / f"{form}.json")]) == 0
+        assert main(["gate", str(path), "--new-regressions", "--baseline", str(path), "--backend", "cpu"]) == 0
+        assert main(["gate", str(path), "--new-regressions", "--baseline", str(base), "--backend", "cpu"]) == 1
+    assert (tmp_path / "split.md").read_text() == (tmp_path / "whole.md").read_text()
+    assert (tmp_path / "split.json").read_text() == (tmp_path / "whole.json").read_text()
     parts = sorted(p.name for p in (site / "data").iterdir())
     assert parts and all(p.endswith(".json") for p in parts)
     page = (site / "index.html").read_text(encoding="utf-8")

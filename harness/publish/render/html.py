@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -24,13 +24,13 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from harness import jsonio
-from harness.model import Column, Matrix, trim
+from harness.model import Column, Matrix, TestRow, trim
 from harness.outcomes import BAD, GOOD, LEGEND_NOTES, ROLLUP_MEANING, Outcome, Rollup
 from harness.publish.diff import diff_columns, release_pairs
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 from harness.publish.render.figures import feature_figures
-from harness.publish.render.page_parts import build_parts, history_head
+from harness.publish.render.page_parts import emit_parts, history_head
 from harness.publish.render.symbols import PAGE_OUTCOME_SYMBOLS, PAGE_STATE_SYMBOLS
 from harness.torch_build import version_sort_key
 
@@ -119,7 +119,7 @@ def page_data(
     window: int = HISTORY_WINDOW,
 ) -> dict[str, Any]:
     """The page's head: everything it draws before any test is needed. The tests are in parts
-    (`page_parts.build_parts`), named per feature in `features[].parts`."""
+    (`page_parts.emit_parts`), named per feature in `features[].parts`."""
     columns = matrix.columns
     col_index = {c.id: i for i, c in enumerate(columns)}
     feat_index = {f.id: i for i, f in enumerate(matrix.features)}
@@ -176,6 +176,7 @@ class Page:
     html: str
     files: dict[str, bytes]  # part name -> JSON bytes; empty when the page holds everything
     part_bytes: int  # the size of all parts together
+    written: int = 0  # parts handed to `write_part` as they were made (not in `files`)
 
 
 def _line_name(matrix: Matrix, line: tuple[str, str]) -> str:
@@ -264,17 +265,37 @@ def render_page(
     inline_limit: int | None = None,
     site: bool = False,
     title: str = "PyTorch compatibility matrix",
+    write_part: Callable[[str, bytes], None] | None = None,
+    detail_rows: Iterable[TestRow] | None = None,
 ) -> Page:
     """The page, holding its parts when they fit in `inline_limit` bytes (None: always), else
-    naming them for `data/` beside it."""
+    naming them for `data/` beside it. With `write_part`, parts that do not fit are handed to it as
+    they are made (none held: `Page.files` stays empty and `Page.written` counts them);
+    `detail_rows`: see `page_parts.emit_parts`."""
     head = page_data(matrix, history, stale_after_hours, results)
     window = list(results)[-HISTORY_WINDOW:] if results else []
-    parts = build_parts(matrix, list(history or [])[-HISTORY_WINDOW:], window)
-    for index, names in enumerate(parts.features):
+    held: dict[str, bytes] = {}
+    total = 0
+    written = 0
+
+    def take(name: str, value: Any) -> None:
+        nonlocal total, written
+        body = jsonio.dumps(value, int_keys=True)
+        total += len(body)
+        if write_part is None or inline_limit is None or total <= inline_limit:
+            held[name] = body
+            return
+        for earlier in list(held):  # past the limit: the page will not hold them
+            write_part(earlier, held.pop(earlier))
+            written += 1
+        write_part(name, body)
+        written += 1
+
+    features, order = emit_parts(matrix, list(history or [])[-HISTORY_WINDOW:], window, take, detail_rows=detail_rows)
+    for index, names in enumerate(features):
         head["features"][index]["parts"] = names
-    encoded = parts.encoded()
-    total = sum(map(len, encoded.values()))
-    inline = inline_limit is None or total <= inline_limit
+    encoded = {name: held[name] for name in sorted(held, key=order)}
+    inline = not written and (inline_limit is None or total <= inline_limit)
     # The parts go in as encoded JSON, spliced into the head's JSON: no second encoding of the tests.
     head["parts"] = {} if inline else None
     head["data_dir"] = DATA_DIR
@@ -303,7 +324,7 @@ def render_page(
             data_dir=DATA_DIR,
         )
     )
-    return Page(html=html, files={} if inline else encoded, part_bytes=total)
+    return Page(html=html, files={} if inline else encoded, part_bytes=total, written=written)
 
 
 def render_html(

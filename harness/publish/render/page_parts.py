@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from harness import jsonio
-from harness.model import Matrix, TestResult, trim
+from harness.errors import InputError
+from harness.model import Matrix, TestResult, TestRow, trim
 from harness.outcomes import Outcome, Scope
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render.figures import figure_row
@@ -103,20 +104,56 @@ def build_parts(
     runs: Sequence[RunSummary] = (),
     results: Sequence[RunResults | None] = (),
 ) -> Parts:
-    """Every part of the page's test data (the history parts only when runs with results are given)."""
+    """Every part of the page's test data (the history parts only when runs with results are given),
+    held together: the plain path of `emit_parts`, which hands each part on as it is made."""
+    made: dict[str, Any] = {}
+    features, order = emit_parts(matrix, runs, results, made.__setitem__)
+    return Parts(data={name: made[name] for name in sorted(made, key=order)}, features=features)
+
+
+# Hands a part on (its name, its JSON value) as soon as it is complete.
+Emit = Callable[[str, Any], None]
+
+
+def emit_parts(
+    matrix: Matrix,
+    runs: Sequence[RunSummary] = (),
+    results: Sequence[RunResults | None] = (),
+    emit: Emit | None = None,
+    *,
+    detail_rows: Iterable[TestRow] | None = None,
+) -> tuple[list[list[str]], Callable[[str], tuple[int, ...]]]:
+    """Every part of the page's test data, each handed to `emit` once complete, so that no more than
+    a part per feature is held (a site of 5M results had 487 MB of parts in memory before).
+    `detail_rows`: the same tests in the same order with every result whole, where `matrix` was
+    read without the long texts (its traces are only needed here, one row at a time). Returns each
+    feature's row parts, in order, and the order `build_parts` lists the parts in."""
+    emit = emit or (lambda name, value: None)
     columns = matrix.columns
     col_index = {c.id: i for i, c in enumerate(columns)}
     feat_index = {f.id: i for i, f in enumerate(matrix.features)}
     out_index = {o: i for i, o in enumerate(Outcome)}
-    timelines = _timeline_parts(matrix, runs, results) if any(r is not None for r in results) else {}
-    parts = Parts(features=[[] for _ in matrix.features])
+    with_history = any(r is not None for r in results)
+    features: list[list[str]] = [[] for _ in matrix.features]
+    rank: dict[int, int] = {}  # feature index -> the order its first test came in
     cells: dict[int, list[Any]] = {}  # a result shared by many tests is projected once
     details: dict[int, dict[str, Any]] = {}
     detail_part: dict[str, Any] = {}
     detail_bytes = 0
     detail_count = 0
     rows: dict[int, list[list[Any]]] = {}
+    full = iter(detail_rows) if detail_rows is not None else None
+
+    def flush_rows(fi: int) -> None:
+        name = f"r{fi}-{len(features[fi])}"
+        emit(name, rows[fi])
+        features[fi].append(name)
+        rows[fi] = []
+
     for number, test in enumerate(matrix.tests):
+        whole = test if full is None else next(full)
+        if whole.id != test.id:  # the file was replaced between the two reads
+            raise InputError(f"the matrix changed while it was published: {whole.id} where {test.id} was")
         row_cells: list[Any] = [0] * len(columns)
         own: list[Any] = [0] * len(columns)
         for column_id, result in test.results.items():
@@ -127,40 +164,56 @@ def build_parts(
             if cell is None:
                 cell = cells[id(result)] = [out_index[result.outcome], duration3(result.duration)]
             row_cells[index] = cell
+            result = whole.results[column_id]
             if _has_detail(result):
-                found = details.get(id(result))
-                if found is None:
-                    found = details[id(result)] = detail(result)
+                if full is None:
+                    found = details.get(id(result))
+                    if found is None:
+                        found = details[id(result)] = detail(result)
+                else:  # results read one row at a time are not shared: nothing to remember
+                    found = detail(result)
                 if found:
                     own[index] = found
         detail_ref = -1
         if any(own):
             size = len(jsonio.dumps(own)) + len(test.id) + 8
             if detail_part and detail_bytes + size > DETAIL_PART_BYTES:
-                parts.data[f"d{detail_count}"] = detail_part
+                emit(f"d{detail_count}", detail_part)
                 detail_count += 1
                 detail_part, detail_bytes = {}, 0
             detail_part[test.id] = own
             detail_bytes += size
             detail_ref = detail_count
         fi = feat_index.get(test.feature, -1)
-        rows.setdefault(fi, []).append([test.id, row_cells, detail_ref, number if timelines else -1])
-    if detail_part:
-        parts.data[f"d{detail_count}"] = detail_part
-    for fi, feature_rows in rows.items():
         if fi < 0:
             continue
-        for k in range(0, len(feature_rows), ROWS_PER_PART):
-            name = f"r{fi}-{k // ROWS_PER_PART}"
-            parts.data[name] = feature_rows[k : k + ROWS_PER_PART]
-            parts.features[fi].append(name)
-    parts.data.update(timelines)
-    return parts
+        rank.setdefault(fi, len(rank))
+        feature_rows = rows.setdefault(fi, [])
+        feature_rows.append([test.id, row_cells, detail_ref, number if with_history else -1])
+        if len(feature_rows) == ROWS_PER_PART:
+            flush_rows(fi)
+    if detail_part:
+        emit(f"d{detail_count}", detail_part)
+    for fi in rank:
+        if rows[fi]:
+            flush_rows(fi)
+    if with_history:
+        for name, shard in _timeline_parts(matrix, runs, results):
+            emit(name, shard)
+
+    def order(name: str) -> tuple[int, ...]:
+        """d parts, then each feature's row parts (features by their first test), then h parts."""
+        if name[0] == "r":
+            fi, _, k = name[1:].partition("-")
+            return (1, rank[int(fi)], int(k))
+        return (0 if name[0] == "d" else 2, int(name[1:]))
+
+    return features, order
 
 
 def _timeline_parts(
     matrix: Matrix, runs: Sequence[RunSummary], results: Sequence[RunResults | None]
-) -> dict[str, dict[str, Any]]:
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """h<n> (see the module's docstring). Built per column and shard from whole strings: most shards
     of most columns never failed, and are joined, not looked at test by test."""
     ids = [t.id for t in matrix.tests]
@@ -187,7 +240,8 @@ def _timeline_parts(
             }
             if verdicts:
                 shard["v"][column.id] = verdicts
-    return shards
+    for name in list(shards):  # handed on and let go one by one
+        yield name, shards.pop(name)
 
 
 def history_head(runs: Sequence[RunSummary], results: Sequence[RunResults | None], columns: Sequence[str]) -> Mapping:
