@@ -11,6 +11,7 @@ hands back the cell's roll-up and its test ids. A column without results is NO D
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from harness.plan import make_plan
 from harness.matrix_json import load_matrix
+from harness.plan import make_plan
 from harness.publish.render.prcomment import MARKER
 from tests.workflows.actrun import OWNER, REPOSITORY_URL, TOKEN, FakeGitHub, snapshot
 
