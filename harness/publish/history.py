@@ -291,6 +291,9 @@ def result_codes(matrix: Matrix) -> tuple[list[str], dict[str, str], dict[str, s
             if id(result) not in coded:
                 coded[id(result)] = (outcome_code(result), duration_code(result.duration))  # type: ignore[union-attr]
         pairs = [coded[id(result)] for result in found]
+        # The ids above name these objects only while `found` holds them: rows made as they are read
+        # (a spilled merge's, merge/store.py) are new objects in the next column, whose ids may repeat.
+        coded = {id(None): (ABSENT_CODE, NO_DURATION)}
         outcomes[column.id] = "".join([pair[0] for pair in pairs])
         durations[column.id] = "".join([pair[1] for pair in pairs])
     return ids, outcomes, durations

@@ -103,3 +103,36 @@ def test_parts_written_as_they_are_made_from_a_lean_matrix_are_the_parts_built_w
     assert any(b'"t":' in body for body in plain.files.values()), "the details hold a trace"
     assert streamed.html == plain.html and streamed.files == {} and streamed.written == len(written)
     assert written == plain.files
+
+
+def _composite_merge(tmp_path: Path, *, spill: bool):
+    """The committed real cells and a later partial run of cpu-2.13.0: a composite column whose
+    overlaid results carry their run (what a page cache keyed by a freed object's id got wrong)."""
+    import shutil
+
+    from harness.merge.combine import merge_cell_dirs
+    from tests.committed import CELLS, SAMPLES, stated_features
+
+    later = tmp_path / "later"
+    if not later.exists():
+        shutil.copytree(SAMPLES / "publishing-new", later)
+        manifest = json.loads((later / "manifest.json").read_text())
+        manifest.update(cell_id="cpu-2.13.0", run_id="r-partial", started_at="2026-12-02T00:00:00Z")
+        manifest["selection"] = {"keyword": "sample"}
+        (later / "manifest.json").write_text(json.dumps(manifest))
+    cells = sorted(p for p in CELLS.iterdir() if p.is_dir())
+    return merge_cell_dirs([*cells, later], features=stated_features(), jobs=1, spill=spill)
+
+
+def test_a_spilled_merges_page_and_history_codes_are_the_in_memory_merges(tmp_path: Path) -> None:
+    """A spilled merge's rows are new objects each time they are read, so an id seen earlier may name
+    another result now: the page's parts and the history's codes must not reuse what an id held."""
+    from harness.publish.history import result_codes
+    from harness.publish.render.html import render_html
+
+    in_memory = _composite_merge(tmp_path, spill=False)
+    spilled = _composite_merge(tmp_path, spill=True)
+    page = render_html(in_memory)
+    assert page.count("r-partial") > 1, "the overlaid results name their run on the page"
+    assert render_html(spilled) == page
+    assert result_codes(spilled) == result_codes(in_memory)

@@ -136,8 +136,8 @@ def emit_parts(
     with_history = any(r is not None for r in results)
     features: list[list[str]] = [[] for _ in matrix.features]
     rank: dict[int, int] = {}  # feature index -> the order its first test came in
-    cells: dict[int, list[Any]] = {}  # a result shared by many tests is projected once
-    details: dict[int, dict[str, Any]] = {}
+    cells: dict[int, tuple[TestResult, list[Any]]] = {}  # a result shared by many tests is projected once
+    details: dict[int, tuple[TestResult, dict[str, Any]]] = {}
     detail_part: dict[str, Any] = {}
     detail_bytes = 0
     detail_count = 0
@@ -160,16 +160,24 @@ def emit_parts(
             index = col_index.get(column_id)
             if index is None:
                 continue
-            cell = cells.get(id(result))
-            if cell is None:
-                cell = cells[id(result)] = [out_index[result.outcome], duration3(result.duration)]
+            # Kept with its result: an id names one object only while it lives, and rows made as they
+            # are read (a spilled merge's, merge/store.py) let theirs go for new ones to take.
+            known = cells.get(id(result))
+            if known is not None and known[0] is result:
+                cell = known[1]
+            else:
+                cell = [out_index[result.outcome], duration3(result.duration)]
+                cells[id(result)] = (result, cell)
             row_cells[index] = cell
             result = whole.results[column_id]
             if _has_detail(result):
                 if full is None:
-                    found = details.get(id(result))
-                    if found is None:
-                        found = details[id(result)] = detail(result)
+                    seen = details.get(id(result))
+                    if seen is not None and seen[0] is result:
+                        found = seen[1]
+                    else:
+                        found = detail(result)
+                        details[id(result)] = (result, found)
                 else:  # results read one row at a time are not shared: nothing to remember
                     found = detail(result)
                 if found:
