@@ -43,34 +43,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-import cellgen  # noqa: E402
-from bench_merge import Step, measure  # noqa: E402
+from bench_merge import Step, lean_cells, measure, parse_scales  # noqa: E402
 
 FILE_LIMIT_MB = 25.0
 FIRST_DRAW_S = 1.5
 MERGE_MB = 400.0
 PUBLISH_MB = 1024.0
 CHROMIUM = "/usr/bin/chromium"
-FORMAT = f"site: {cellgen.FORMAT}; no chatty output"
-
-
-def write_cells(root: Path, columns: int, tests: int) -> list[Path]:
-    """`columns` cells, the registry's backends in turn, each its own column (as several torch builds)."""
-    marker = root / ".complete"
-    wanted = f"{FORMAT}; {columns} x {tests}"
-    if marker.exists() and marker.read_text().strip() == wanted:
-        return sorted(p for p in root.iterdir() if (p / "manifest.json").is_file())
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    cells = []
-    for index in range(columns):
-        backend = cellgen.BACKENDS[index % len(cellgen.BACKENDS)]
-        cells.append(cellgen.write_cell(root, backend, tests, cell_id=f"{backend}-{index:02d}", chatty=0.0))
-        print(f"  cell {index + 1}/{columns}: {cells[-1].name}", flush=True)
-    marker.write_text(wanted + "\n")
-    return cells
-
-
 def _mb(size: int) -> float:
     return size / (1 << 20)
 
@@ -152,17 +131,6 @@ def browse(site: Path) -> dict[str, float]:
     return out
 
 
-def parse_scales(text: str) -> list[tuple[int, int]]:
-    """'20x50000,100x50000' -> [(20, 50000), (100, 50000)]."""
-    scales = []
-    for item in text.split(","):
-        cells, sep, tests = item.strip().lower().partition("x")
-        if not sep or not cells.isdigit() or not tests.isdigit() or int(cells) < 1 or int(tests) < 1:
-            raise argparse.ArgumentTypeError(f"{item!r} is not CELLSxTESTS (e.g. 20x50000)")
-        scales.append((int(cells), int(tests)))
-    return scales
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cells", "--columns", dest="columns", type=int, default=20, help="cells (one column each)")
@@ -227,7 +195,7 @@ def bench(root: Path, args: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     cells_dir = args.data or root / "cells"
     print(f"cells: {args.columns} x {args.tests} tests in {cells_dir}", flush=True)
     started = time.perf_counter()
-    cells = write_cells(cells_dir, args.columns, args.tests)
+    cells = lean_cells(cells_dir, args.columns, args.tests)
     print(f"  ready in {time.perf_counter() - started:.0f} s", flush=True)
     harness = [sys.executable, "-m", "harness"]
     matrix, site = root / "matrix.json", root / "site"
