@@ -50,6 +50,8 @@ FIRST_DRAW_S = 1.5
 MERGE_MB = 400.0
 PUBLISH_MB = 1024.0
 CHROMIUM = "/usr/bin/chromium"
+
+
 def _mb(size: int) -> float:
     return size / (1 << 20)
 
