@@ -208,3 +208,29 @@ def test_a_folder_imports_its_xml_files_in_name_order(tmp_path: Path) -> None:
     assert [r.path.name for r in by_folder.files] == [p.name for p in files]
     assert by_folder.cell is not None and by_files.cell is not None
     assert by_folder.cell.nodeids == by_files.cell.nodeids and by_folder.cell.results == by_files.cell.results
+
+
+def test_the_import_reads_with_the_collector_paused_and_gives_it_back(tmp_path: Path, monkeypatch) -> None:
+    """The files are read with cyclic collection off (a few acyclic objects per testcase: its passes
+    cost a tenth of a lean import), and the collector is on again after, even when the import fails."""
+    import gc
+
+    from harness.errors import InputError
+    from harness.merge import importjunit
+
+    seen: list[bool] = []
+    read = importjunit.read_junit_files
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(importjunit, "read_junit_files", spy)
+    assert gc.isenabled()
+    _imported(tmp_path, GO_RERUN)
+    assert seen == [False] and gc.isenabled()
+    empty = tmp_path / "empty.xml"
+    empty.write_text("<testsuites></testsuites>", encoding="utf-8")
+    with pytest.raises(InputError):
+        _imported(tmp_path, empty, cell_id="none")
+    assert seen == [False, False] and gc.isenabled()
