@@ -94,3 +94,18 @@ def as_finish_lines(events: str) -> str:
             line = json.dumps(event)
         out.append(line)
     return "\n".join(out) + "\n"
+
+
+def partial_rerun_cell(folder: Path) -> Path:
+    """`publishing-new` as a later partial run (`--test`-style selection) of the committed cpu cell,
+    in `folder`/later (made once): a composite column whose overlaid results carry its run."""
+    import shutil
+
+    later = folder / "later"
+    if not later.exists():
+        shutil.copytree(SAMPLES / "publishing-new", later)
+        manifest = json.loads((later / "manifest.json").read_text())
+        manifest.update(cell_id="cpu-2.13.0", run_id="r-partial", started_at="2026-12-02T00:00:00Z")
+        manifest["selection"] = {"keyword": "sample"}
+        (later / "manifest.json").write_text(json.dumps(manifest))
+    return later

@@ -463,17 +463,9 @@ def test_not_in_this_release_composite_columns_and_the_legend_in_a_browser(
     """The committed real cells with the suites' features file: rows a build cannot have read "not in
     this release", the release view says ARRIVED; a later partial run of cpu-2.13.0 (a sample suite's
     run restated) makes that column a composite whose overlaid tests name their run."""
-    import json
-    import shutil
+    from tests.committed import CELLS, partial_rerun_cell, stated_features
 
-    from tests.committed import CELLS, SAMPLES, stated_features
-
-    later = tmp_path / "later"
-    shutil.copytree(SAMPLES / "publishing-new", later)
-    manifest = json.loads((later / "manifest.json").read_text())
-    manifest.update(cell_id="cpu-2.13.0", run_id="r-partial", started_at="2026-12-02T00:00:00Z")
-    manifest["selection"] = {"keyword": "sample"}
-    (later / "manifest.json").write_text(json.dumps(manifest))
+    later = partial_rerun_cell(tmp_path)
     cells = sorted(p for p in CELLS.iterdir() if p.is_dir())
     matrix = merge_cell_dirs([*cells, later], features=stated_features(), jobs=1)
     overlaid = next(row.id for row, r in matrix.results("cpu-2.13.0") if r.run == "r-partial")

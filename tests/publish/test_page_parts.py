@@ -108,18 +108,10 @@ def test_parts_written_as_they_are_made_from_a_lean_matrix_are_the_parts_built_w
 def _composite_merge(tmp_path: Path, *, spill: bool):
     """The committed real cells and a later partial run of cpu-2.13.0: a composite column whose
     overlaid results carry their run (what a page cache keyed by a freed object's id got wrong)."""
-    import shutil
-
     from harness.merge.combine import merge_cell_dirs
-    from tests.committed import CELLS, SAMPLES, stated_features
+    from tests.committed import CELLS, partial_rerun_cell, stated_features
 
-    later = tmp_path / "later"
-    if not later.exists():
-        shutil.copytree(SAMPLES / "publishing-new", later)
-        manifest = json.loads((later / "manifest.json").read_text())
-        manifest.update(cell_id="cpu-2.13.0", run_id="r-partial", started_at="2026-12-02T00:00:00Z")
-        manifest["selection"] = {"keyword": "sample"}
-        (later / "manifest.json").write_text(json.dumps(manifest))
+    later = partial_rerun_cell(tmp_path)
     cells = sorted(p for p in CELLS.iterdir() if p.is_dir())
     return merge_cell_dirs([*cells, later], features=stated_features(), jobs=1, spill=spill)
 
