@@ -28,7 +28,7 @@ import gzip
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -42,11 +42,34 @@ GZIP_MAGIC: Final = b"\x1f\x8b"
 
 
 # -- writing -----------------------------------------------------------------------------------
-def write_to(matrix: Matrix, handle: IO[bytes]) -> None:
-    """matrix.json, streamed: the head pretty-printed, then one line per test."""
-    rows = ({"id": test.id, "feature": test.feature, "results": test.results} for test in matrix.tests)
+def write_to(matrix: Matrix, handle: IO[bytes], *, plain: bool = False) -> None:
+    """matrix.json, streamed: the head pretty-printed, then one line per test. `plain`: in this
+    process only (jsonio.write_json_lines_object_split: a large matrix's second half is encoded
+    by a child)."""
     with gcpause.paused():
-        jsonio.write_json_lines_object(handle, matrix.head_json(), "tests", rows, convert=_result_json_once())
+        jsonio.write_json_lines_object_split(
+            handle, matrix.head_json(), "tests", _RowsAsJson(matrix.tests), _result_json_once, plain=plain
+        )
+
+
+class _RowsAsJson(Collection[dict[str, Any]]):
+    """Each row in its JSON shape (made as it is iterated), with the rows' length and halves."""
+
+    def __init__(self, rows: Collection[TestRow]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return ({"id": test.id, "feature": test.feature, "results": test.results} for test in self.rows)
+
+    def __contains__(self, item: object) -> bool:
+        return any(row == item for row in self)
+
+    def halves(self) -> tuple[_RowsAsJson, _RowsAsJson] | None:
+        parts = jsonio.halves(self.rows)
+        return None if parts is None else (_RowsAsJson(parts[0]), _RowsAsJson(parts[1]))  # type: ignore[arg-type]
 
 
 def _result_json_once() -> Callable[[Any], Any]:

@@ -192,9 +192,8 @@ class SpilledResults:
     ) -> SpilledRows:
         """The rows, made as they are iterated. `disputed`: the row of each test that columns put in
         different rows (its results in other rows' segments move to it)."""
-        count = sum(map(len, order.values()))
         columns = [(c, self.runs[c]) for c in column_ids if c in self.runs]
-        return SpilledRows(self, columns, list(order), disputed, count)
+        return SpilledRows(self, columns, {fid: len(ids) for fid, ids in order.items()}, disputed)
 
     def close(self) -> None:
         self._removal()
@@ -208,19 +207,36 @@ class SpilledRows(Collection[TestRow]):
         self,
         store: SpilledResults,
         columns: list[tuple[str, Run]],
-        features: list[str],
+        features: Mapping[str, int],
         disputed: Mapping[str, str],
-        count: int,
     ) -> None:
         self._store = store  # held: the run files live as long as the rows
         self._columns = columns
-        self._features = features
+        self._features = list(features)
+        self._sizes = features  # feature -> its number of rows
         self._disputed = disputed
-        self._count = count
+        self._count = sum(features.values())
         self._moved: dict[str, list[tuple[str, int, TestResult]]] | None = None
 
     def __len__(self) -> int:
         return self._count
+
+    def halves(self) -> tuple[SpilledRows, SpilledRows]:
+        """The rows in two parts, split between features where about half of them are in the
+        first: iterated one after the other, the same rows as these (for matrix.json's writer,
+        jsonio.write_json_lines_object_split)."""
+        first: dict[str, int] = {}
+        taken = 0
+        for fid, size in self._sizes.items():
+            if taken and taken + size / 2 > self._count / 2:
+                break
+            first[fid] = size
+            taken += size
+        second = {fid: size for fid, size in self._sizes.items() if fid not in first}
+        return (
+            SpilledRows(self._store, self._columns, first, self._disputed),
+            SpilledRows(self._store, self._columns, second, self._disputed),
+        )
 
     def __contains__(self, item: object) -> bool:
         return any(row == item for row in self)
