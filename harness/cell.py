@@ -7,7 +7,7 @@ after, always atomically, so a crash still leaves identity and status. `Manifest
 manifest as a type, parsed once here (`read_manifest`); nothing else reads it by key.
 
 The files' format is versioned (`cell_format` in the manifest, `CELL_FORMAT` today), and the
-merge wing has one reader per version (harness/merge/cellformat_v1.py, cellformat_v2.py, cellformat_v3.py).
+merge wing has one reader per version (harness/merge/cellformat_v1.py ... cellformat_v4.py).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ MANIFEST_VERSION: Final = 1
 # 2: collected.json lists ids per feature and scope (`groups`); a test that only passed is one `pass` event.
 # 3: `harness import`'s cells: the JUnit decided at import time, as `pass` and `result` events.
 CELL_FORMAT: Final = 2
-CELL_FORMATS: Final = (1, 2, 3)
+CELL_FORMATS: Final = (1, 2, 3, 4)
 
 _CELL_ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Names that look like credentials are never written anywhere (manifest, logs, reports).

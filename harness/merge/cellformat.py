@@ -6,7 +6,7 @@ from typing import Any, Final, Protocol
 
 from harness.cell import CELL_FORMATS
 from harness.errors import InputError
-from harness.merge import cellformat_v1, cellformat_v2, cellformat_v3
+from harness.merge import cellformat_v1, cellformat_v2, cellformat_v3, cellformat_v4
 from harness.outcomes import Scope
 
 Plan = dict[str, tuple[str | None, Scope | None]]  # test id -> (feature, scope)
@@ -26,7 +26,10 @@ READERS: Final[dict[int, CellReader]] = {
     cellformat_v1.FORMAT: cellformat_v1,
     cellformat_v2.FORMAT: cellformat_v2,
     cellformat_v3.FORMAT: cellformat_v3,
+    cellformat_v4.FORMAT: cellformat_v4,
 }
+# The formats of cells `harness import` made: their JUnit is kept only gzipped, their log decides.
+IMPORTED: Final = frozenset({cellformat_v3.FORMAT, cellformat_v4.FORMAT})
 assert tuple(READERS) == CELL_FORMATS, "every cell format has its reader"
 
 

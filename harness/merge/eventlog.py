@@ -1,10 +1,10 @@
-"""Writes a cell's compact event log from decided results (cell format 3: `harness import`).
+"""Writes a cell's compact event log from decided results (cell format 4: `harness import`).
 
-The run wing's plugin writes the same `pass` lines as tests finish; an import decides its tests
-from JUnit once and writes them here, so every later merge reads an event log, never the XML
-again (harness/merge/cellformat_v3.py says what each line holds). Lines are written in large
-blocks; the cell is built in a hidden folder and renamed into place whole, so a half-written
-log is never seen.
+The run wing's plugin writes a `pass` line as each test finishes; an import decides its tests
+from JUnit once and writes them here, the plain passes many to a `passes` line, so every later
+merge reads an event log, never the XML again (harness/merge/cellformat_v4.py says what each
+line holds). Lines are written in large blocks; the cell is built in a hidden folder and renamed
+into place whole, so a half-written log is never seen.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from harness.model import TestResult
 from harness.outcomes import Outcome, Scope
 
 BLOCK: Final = 1 << 20  # bytes gathered before each write
-PASS_START: Final = b'{"event":"pass","nodeid":'
+# Plain passes per `passes` line, and the characters of their ids after which a line ends sooner:
+# lines stay far below the reader's cap on one line (eventread.EVENT_LINE_CAP, 8 MB).
+PASSES_BATCH: Final = 1000
+PASSES_BYTES: Final = 256 * 1024
+_UNSEEN: Final = object()
+_NOT_PLAIN: Final = object()
 
 
 def is_plain_pass(result: TestResult) -> bool:
@@ -51,14 +56,20 @@ def write_cell_log(
 ) -> int:
     """events.jsonl for `tests`: (id, result, the feature the report itself named or None), and
     collected.json's groups for the tests whose report named a feature or a scope (the feature map
-    places the others when the cell is merged). Returns the number of tests written."""
+    places the others when the cell is merged). Returns the number of tests written.
+
+    The plain passes go PASSES_BATCH to a `passes` line (their ids and their times, two lists:
+    cell format 4), every other test to a `result` line of its own."""
     dumps = jsonio.dumps
     count = 0
     groups: dict[tuple[str | None, str], list[str]] = {}
-    # Most results are a few shared objects (a pass in t seconds): each one's pass-line ending is
-    # worked out once (id -> bytes, or None for a result that needs a result line).
-    endings: dict[int, bytes | None] = {}
+    # Most results are a few shared objects (a pass in t seconds): whether each is a plain pass is
+    # worked out once (id -> its duration, or _NOT_PLAIN for a result that needs a result line).
+    plain_time: dict[int, object] = {}
     keep_alive: list[TestResult] = []  # the ids above stay those of these objects
+    ids: list[str] = []
+    times: list[object] = []
+    id_bytes = 0
     with (cell / EVENTS).open("xb") as out:
         block = [dumps({"event": "session_start", "source": "harness import"})]
         size = 0
@@ -67,15 +78,18 @@ def write_cell_log(
             if feature is not None or result.scope is not Scope.BACKEND:
                 groups.setdefault((feature, result.scope.value), []).append(nodeid)
             key = id(result)
-            if key in endings:
-                ending = endings[key]
-            else:
-                ending = endings[key] = (
-                    b',"duration":' + dumps(result.duration) + b"}" if is_plain_pass(result) else None
-                )
+            duration = plain_time.get(key, _UNSEEN)
+            if duration is _UNSEEN:
+                duration = plain_time[key] = result.duration if is_plain_pass(result) else _NOT_PLAIN
                 keep_alive.append(result)
-            if ending is not None:
-                line = PASS_START + dumps(nodeid) + ending
+            if duration is not _NOT_PLAIN:
+                ids.append(nodeid)
+                times.append(duration)
+                id_bytes += len(nodeid)
+                if len(ids) < PASSES_BATCH and id_bytes < PASSES_BYTES:
+                    continue
+                line = dumps({"event": "passes", "nodeids": ids, "durations": times})
+                ids, times, id_bytes = [], [], 0
             else:
                 line = dumps({"event": "result", "nodeid": nodeid, "result": result.to_json()})
             block.append(line)
@@ -83,6 +97,8 @@ def write_cell_log(
             if size > BLOCK:
                 out.write(b"\n".join(block) + b"\n")
                 block, size = [], 0
+        if ids:
+            block.append(dumps({"event": "passes", "nodeids": ids, "durations": times}))
         block.extend(dumps({"event": "read_error", "message": e}) for e in errors)
         block.extend(dumps({"event": "note", "message": n}) for n in notes)
         block.append(dumps({"event": "session_finish"}))

@@ -2,7 +2,7 @@
 
 The plugin writes a `pass` line for each test that simply passed, `report`/`finish` lines for the
 others; `harness import` writes the compact form of the same lines and `result` lines for what is
-not a plain pass (cell format 3). Lines are read in large blocks; a line over EVENT_LINE_CAP is
+not a plain pass (cell formats 3 and 4). Lines are read in large blocks; a line over EVENT_LINE_CAP is
 skipped without being held whole, a bad or half-written one is counted and reported.
 
 The speed trick, behind `plain=`: a pass line whose test is not yet known goes straight into the
@@ -173,8 +173,11 @@ def read_events(
             elif kind == "timeout" and isinstance(nodeid, str):
                 gather.timed_out[nodeid] = event.get("seconds")
                 gather.test(nodeid)
+            elif kind == "passes":
+                # An imported cell (format 4): many plain passes in one line, two lists.
+                bad += _passes(gather, event.get("nodeids"), event.get("durations"), shortcut)
             elif kind == "result" and isinstance(nodeid, str):
-                # An imported cell (format 3): the result decided from its JUnit at import time.
+                # An imported cell (formats 3 and 4): the result decided from its JUnit at import time.
                 try:
                     decided = TestResult.from_json(event["result"])
                 except (KeyError, ValueError, TypeError, AttributeError):
@@ -195,6 +198,46 @@ def read_events(
         errors.append(f"events.jsonl: {bad} unreadable line(s) skipped (a writer died mid-line?)")
     if too_long:
         errors.append(f"events.jsonl: {too_long} line(s) over {EVENT_LINE_CAP >> 20} MB skipped")
+
+
+_NUMBERS: Final = frozenset({int, float})
+
+
+def _passes(gather: Gather, nodeids: Any, durations: Any, shortcut: bool) -> int:
+    """A `passes` line (cell format 4): the tests of `nodeids` passed plainly in `durations`, read as
+    that many `pass` lines would be. Returns 1 for a line that is not two lists of one length (it
+    is skipped), else the number of entries that are not an id and a number (each skipped).
+
+    The speed trick, behind `shortcut` (the reader's `plain=`): a line of new, distinct ids with
+    numbers, as `harness import` writes them, goes into the store's plain passes in bulk (dict
+    updates in C, no loop per test here): what makes an imported cell's log about a tenth of the
+    per-line reading (benchmarks/bench_import.py). Any other line goes id by id, as pass lines."""
+    if not isinstance(nodeids, list) or not isinstance(durations, list) or len(nodeids) != len(durations):
+        return 1
+    tests, passes, plan, unplanned = gather.tests, gather.plain, gather.plan, gather.unplanned
+    if (
+        shortcut
+        and set(map(type, nodeids)) <= {str}
+        and set(map(type, durations)) <= _NUMBERS
+        and len(set(nodeids)) == len(nodeids)
+        and passes.keys().isdisjoint(nodeids)
+        and tests.keys().isdisjoint(nodeids)
+    ):
+        unplanned.update(dict.fromkeys(nodeids if not plan else [n for n in nodeids if n not in plan]))
+        passes.update(zip(nodeids, durations, strict=True))
+        return 0
+    skipped = 0
+    for nodeid, duration in zip(nodeids, durations, strict=True):
+        if not isinstance(nodeid, str) or type(duration) not in _NUMBERS:
+            skipped += 1
+            continue
+        if shortcut and nodeid not in tests and nodeid not in passes:
+            if nodeid not in plan:
+                unplanned[nodeid] = None
+            passes[nodeid] = duration
+            continue
+        _finish(gather.test(nodeid), {"call": duration}, {})
+    return skipped
 
 
 def _report(test: TestState, event: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ The user states what the files are (backend, torch build, device, cell id, run U
 column's identity comes from that manifest, never from the XML. Each file is read once, as it
 is copied (gzipped) under the cell's junit/ for provenance, and its tests are decided there by
 the identity and retry rules of docs/outcomes.md; the cell's events.jsonl then holds them in the
-compact form of a run's own log (cell format 3, harness/merge/cellformat_v3.py), so every merge
+compact form of a run's own log (cell format 4, harness/merge/cellformat_v4.py), so every merge
 reads that log and never the XML again. The feature map (if any) is kept beside them, so the
 cell merges the same way anywhere, later, on its own.
 """
@@ -39,7 +39,7 @@ from harness.cell import (
     utc_now,
 )
 from harness.errors import InputError, UsageError
-from harness.merge import cellformat_v3
+from harness.merge import cellformat_v4
 from harness.merge.eventlog import write_cell_log
 from harness.merge.featuremap import FeatureMap, parse_feature_map
 from harness.merge.importcheck import (
@@ -337,7 +337,7 @@ def _build(
         copied.append(ImportedFile(source=str(source), file=f"{JUNIT_DIR}/{targets[source].name}", sha256=sha))
     now = utc_now()
     manifest = Manifest(
-        cell_format=cellformat_v3.FORMAT,
+        cell_format=cellformat_v4.FORMAT,
         cell_id=checked.cell_id,
         run_id=new_run_id(),
         backend=checked.backend.id,

@@ -23,8 +23,7 @@ from harness import jsonio
 from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manifest
 from harness.errors import InputError
 from harness.merge import attempts as normalise
-from harness.merge import cellformat_v3
-from harness.merge.cellformat import CellReader, cell_reader
+from harness.merge.cellformat import IMPORTED, CellReader, cell_reader
 from harness.merge.decide import Attempt, Phase, Status, decide, passed_plainly
 from harness.merge.eventlog import is_plain_pass
 from harness.merge.eventread import read_events
@@ -258,8 +257,8 @@ def read_cell(
     read_events(cell.events, gather, errors, progress=not completed, plain_finish=reader.PLAIN_FINISH, plain=plain)
     files = junit_files(path)
     if not files:
-        # An imported cell (format 3) keeps its JUnit only gzipped, for provenance: its log decides.
-        if completed and manifest.cell_format != cellformat_v3.FORMAT:
+        # An imported cell (format 3 or 4) keeps its JUnit only gzipped, for provenance: its log decides.
+        if completed and manifest.cell_format not in IMPORTED:
             errors.append("junit.xml: missing although the run completed")
     elif not (gather.session_finished and gather.events_clean and all(junit_ends_well(f) for f in files)):
         read_junit_files(files, gather, errors, notes, plain=plain)

@@ -25,9 +25,9 @@ def test_one_reader_per_format() -> None:
     assert cellformat_v1.PLAIN_FINISH and not cellformat_v2.PLAIN_FINISH
 
 
-@pytest.mark.parametrize("unknown", [0, 4, 99])
+@pytest.mark.parametrize("unknown", [0, 5, 99])
 def test_an_unknown_format_is_refused_by_name(unknown: int) -> None:
-    with pytest.raises(InputError, match=rf"cell format {unknown} has no reader here \(known: \[1, 2, 3\]\)"):
+    with pytest.raises(InputError, match=rf"cell format {unknown} has no reader here \(known: \[1, 2, 3, 4\]\)"):
         cell_reader(unknown)
 
 

@@ -1,17 +1,14 @@
-"""Cell format 3 (harness/merge/cellformat_v3.py): a cell `harness import` made. Its manifest says
-format 3, the originals are kept gzipped (byte for byte, their sha256 in the manifest), and the
-merge reads its event log only: with the copies gone the cell reads the same."""
+"""Cell format 3 (harness/merge/cellformat_v3.py): a cell an earlier `harness import` made, a `pass`
+line per plain pass. It still reads as the format 4 cell it would be today; its plan comes from
+collected.json's groups (format 4 reads its plan the same way)."""
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from harness.cell import read_manifest
 from harness.merge import ingest
 from harness.merge.cellformat_v3 import FORMAT, read_plan
 from harness.merge.importjunit import ImportSpec, import_junit
@@ -21,24 +18,29 @@ from tests.conftest import REPO
 SUREFIRE = REPO / "tests" / "dialects" / "surefire" / "junit"
 
 
-def test_an_imported_cell_is_format_3_with_gzipped_originals_and_reads_from_its_log(tmp_path: Path) -> None:
+def test_a_format_3_cell_reads_as_the_format_4_cell_it_would_be(tmp_path: Path) -> None:
+    """Imported by an earlier harness: the same tests, a `pass` line for each plain pass."""
     files = tuple(sorted(SUREFIRE.glob("*.xml")))
     done = import_junit(ImportSpec(files=files, backend="cpu", cell_id="s", results_dir=tmp_path))
-    manifest = read_manifest(done.cell_dir / "manifest.json")
-    assert manifest.cell_format == FORMAT == 3
-    assert manifest.imported is not None and len(manifest.imported.files) == len(files)
-    for entry, source in zip(manifest.imported.files, files, strict=True):
-        copy = gzip.decompress((done.cell_dir / entry.file).read_bytes())
-        assert copy == source.read_bytes() and entry.file.endswith(".xml.gz")
-        assert entry.sha256 == hashlib.sha256(copy).hexdigest()
-    events = [json.loads(line)["event"] for line in (done.cell_dir / "events.jsonl").read_text().splitlines()]
-    assert {"pass", "result"} <= set(events) and events[0] == "session_start" and events[-1] == "session_finish"
+    now = ingest.ingest_cell(done.cell_dir)
+    lines = []
+    for line in (done.cell_dir / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] != "passes":
+            lines.append(line)
+            continue
+        for nodeid, duration in zip(event["nodeids"], event["durations"], strict=True):
+            lines.append(json.dumps({"event": "pass", "nodeid": nodeid, "duration": duration}, separators=(",", ":")))
+    (done.cell_dir / "events.jsonl").write_text("\n".join(lines) + "\n")
+    manifest = json.loads((done.cell_dir / "manifest.json").read_text())
+    manifest["cell_format"] = FORMAT
+    (done.cell_dir / "manifest.json").write_text(json.dumps(manifest))
     before = ingest.ingest_cell(done.cell_dir)
-    for entry in manifest.imported.files:
-        (done.cell_dir / entry.file).unlink()
-    after = ingest.ingest_cell(done.cell_dir)
-    assert (after.nodeids, after.results, after.errors) == (before.nodeids, before.results, before.errors)
-    assert after.errors == [] and len(after.nodeids) == 30
+    assert (before.nodeids, before.results, before.errors) != ([], [], [])
+    assert sorted(zip(before.nodeids, before.results, strict=True)) == sorted(
+        zip(now.nodeids, now.results, strict=True)
+    )
+    assert before.errors == now.errors == []
 
 
 def test_the_plan_is_read_from_groups() -> None:

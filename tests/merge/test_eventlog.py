@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.merge import ingest
+from harness.merge import eventlog, ingest
 from harness.merge.eventlog import is_plain_pass, write_cell_log
+from harness.merge.eventread import read_events
 from harness.merge.importjunit import ImportSpec, import_junit
+from harness.merge.plainstore import Gather
 from harness.model import TestResult
 from harness.outcomes import Outcome, Scope, SkipClass
 from tests.conftest import REPO
@@ -69,12 +71,30 @@ def test_pass_lines_only_for_results_they_say_whole(tmp_path: Path) -> None:
     assert write_cell_log(tmp_path, tests, errors=["bad time"], notes=["shared ids"]) == 4
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [e["event"] for e in events] == [
-        "session_start", "pass", "pass", "pass", "result", "read_error", "note", "session_finish",
+        "session_start", "result", "passes", "read_error", "note", "session_finish",
     ]  # fmt: skip
-    assert events[1] == {"event": "pass", "nodeid": "a::t", "duration": 0.5}
-    assert events[4]["result"] == {"outcome": "failed"}
+    assert events[2] == {"event": "passes", "nodeids": ["a::t", "a::u", "a::h"], "durations": [0.5, 0.5, 0.5]}
+    assert events[1] == {"event": "result", "nodeid": "a::v", "result": {"outcome": "failed"}}
     collected = json.loads((tmp_path / "collected.json").read_text(encoding="utf-8"))
     assert collected["groups"] == [
         {"feature": "feat", "scope": "backend", "tests": ["a::u"]},
         {"feature": None, "scope": "host", "tests": ["a::h"]},
     ]
+
+
+def test_plain_passes_are_batched_by_count_and_by_the_size_of_their_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PASSES_BATCH tests to a line, fewer where their ids are long; every test once, in order, and
+    read back as the plain passes they are."""
+    monkeypatch.setattr(eventlog, "PASSES_BATCH", 3)
+    monkeypatch.setattr(eventlog, "PASSES_BYTES", 100)
+    ids = ["t0", "t1", "t2", "x" * 60, "y" * 60, "z"]
+    tests = [(nodeid, TestResult(outcome=Outcome.PASSED, duration=float(n)), None) for n, nodeid in enumerate(ids)]
+    assert write_cell_log(tmp_path, tests) == len(ids)
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    batches = [(e["nodeids"], e["durations"]) for e in events if e["event"] == "passes"]
+    assert batches == [(ids[:3], [0.0, 1.0, 2.0]), (ids[3:5], [3.0, 4.0]), (ids[5:], [5.0])]
+    gather = Gather()
+    read_events(tmp_path / "events.jsonl", gather, errors := [])
+    assert gather.plain == {nodeid: float(n) for n, nodeid in enumerate(ids)} and errors == []
