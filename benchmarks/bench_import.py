@@ -32,28 +32,30 @@ peer's own code with --peer-source, else the minimal model. Beside the wall time
 each step's CPU time (user + sys of its whole process tree) and the same ratios by CPU: on a
 machine whose other load moves wall times, those stay put.
 
-Measured 2026-12-02 on one 2-core machine, three runs (`python benchmarks/bench_import.py --repeat 3
---peer-source /tmp/eur`, the action at c9bbcab: `git clone
-https://github.com/EnricoMi/publish-unit-test-result-action /tmp/eur && git -C /tmp/eur checkout
-c9bbcab`; junitparser 5.0.3, lxml 6.1.3; defaults: 5 x 50,000, best of 3 each). The first run,
-on the machine idle:
+Measured 2026-12-02 (`python benchmarks/bench_import.py --repeat 3 --peer-source /tmp/eur`, the
+action at c9bbcab: `git clone https://github.com/EnricoMi/publish-unit-test-result-action /tmp/eur
+&& git -C /tmp/eur checkout c9bbcab`; junitparser 5.0.3, lxml 6.1.3; defaults: 5 x 50,000, best of
+3 each), on two 2-core machines. The last run, on the second machine, with the tree as it is:
 
     chatty: 5 reports x 50000 testcases, 981 MB of JUnit
-    chatty: lxml iterparse (cases + result element)    2.96s      20 MB  [CPU 2.91s]
-    chatty: publish-unit-test-result-action @c9bbcab   16.34s    2749 MB  [CPU 16.32s]
-    chatty: junitparser parse + aggregate (model)    6.67s    1542 MB  [CPU 6.61s]
-    chatty: first ingest: 5 x import + merge       11.70s     158 MB  [CPU 13.67s]
-    chatty: harness merge of the imported cells     1.49s     145 MB  [CPU 2.10s]
+    chatty: lxml iterparse (cases + result element)    3.35s      20 MB  [CPU 3.29s]
+    chatty: publish-unit-test-result-action @c9bbcab   22.66s    2752 MB  [CPU 22.60s]
+    chatty: junitparser parse + aggregate (model)    9.77s    1542 MB  [CPU 9.71s]
+    chatty: first ingest: 5 x import + merge       13.67s     159 MB  [CPU 16.43s]
+    chatty: harness merge of the imported cells     1.58s     144 MB  [CPU 2.38s]
     lean: 5 reports x 50000 testcases, 121 MB of JUnit
-    lean: lxml iterparse (cases + result element)    1.25s      19 MB  [CPU 1.24s]
-    lean: publish-unit-test-result-action @c9bbcab    8.94s    1215 MB  [CPU 8.91s]
-    lean: junitparser parse + aggregate (model)     4.58s     561 MB  [CPU 4.57s]
-    lean: first ingest: 5 x import + merge          7.35s     159 MB  [CPU 8.26s]
-    lean: harness merge of the imported cells       1.53s     144 MB  [CPU 2.07s]
+    lean: lxml iterparse (cases + result element)    1.41s      19 MB  [CPU 1.39s]
+    lean: publish-unit-test-result-action @c9bbcab   11.68s    1215 MB  [CPU 11.66s]
+    lean: junitparser parse + aggregate (model)     6.31s     561 MB  [CPU 6.22s]
+    lean: first ingest: 5 x import + merge          7.81s     159 MB  [CPU 9.04s]
+    lean: harness merge of the imported cells       1.46s     149 MB  [CPU 2.34s]
 
-The ratios of five runs (wall; CPU in brackets); runs 4 and 5 after the import paused the cyclic
-collector while it reads (harness/gcpause.py: a tenth of a lean import's CPU). Counts were equal
-every time (250000 cases; 23696 chatty and 23632 lean results, for lxml, the merge and the action):
+The ratios of every run (wall; CPU in brackets). Counts were equal every time (250000 cases; 23696
+chatty and 23632 lean results, for lxml, the merge and the action). Machine 1, runs 1-5: runs 4-5
+after the import paused the cyclic collector while it reads (harness/gcpause.py: a tenth of a lean
+import's CPU). Machine 2, runs 6-8 on the same tree as run 5; run 9 after the merge's matrix.json
+rows were split over two processes (jsonio.write_json_lines_object_split) and the import wrote its
+plain passes to `passes` lines (cell format 4), lean only; run 10, the table above:
 
     run  merge vs lxml         first ingest vs the action     first ingest vs the model
          chatty   lean         chatty         lean            chatty   lean
@@ -62,12 +64,18 @@ every time (250000 cases; 23696 chatty and 23632 lean results, for lxml, the mer
     3    2.45x    0.81x        0.88x (0.75x)  0.94x (0.87x)   0.57x    0.59x
     4    2.21x    1.11x        1.10x (0.92x)  1.16x (1.04x)   0.64x    0.64x
     5    1.96x    0.94x        0.91x (0.77x)  1.05x (0.93x)   0.57x    0.59x
+    6    2.03x    0.73x        1.55x (1.33x)  1.58x (1.40x)   0.62x    0.55x   (best of 1)
+    7    1.85x    0.71x        1.49x (1.26x)  1.31x (1.16x)   0.62x    0.54x
+    8             0.92x                       1.32x (1.18x)            0.58x
+    9             1.11x                       1.38x (1.20x)            0.63x
+    10   2.12x    0.97x        1.66x (1.38x)  1.50x (1.29x)   0.72x    0.81x
 
-In runs 2, 3 and 5 the machine ran Python up to 1.5x slower than in run 1 (lxml's parse: 3.6-4.7 s
-against 3.0 s on chatty), while the action, whose time is mostly its 1.2-2.7 GB of objects, got
-faster. So the first ingest is about on par with the action, above it in some runs and below in
-others, in a seventeenth of its memory; the target (>= 1.0x in every run) is not met. The minimal
-model takes 0.4-0.7x of the action's time.
+Machine 1 ran Python up to 1.5x slower from one run to the next (lxml's chatty parse: 3.0-4.7 s),
+while the action, whose time is mostly its 1.2-2.7 GB of objects, moved less; on machine 2 the
+action took 11-23 s (8.9-16.3 s on machine 1), so every ratio against it is higher there. The
+first ingest missed the target in three runs of machine 1 (before the changes of run 9, which
+took 5-10% off it) and met it in every run of machine 2. The minimal model takes 0.4-0.55x of the
+action's time.
 
 Where the first ingest's CPU goes (per chatty file of 200 MB / 50,000 cases, profiled): expat's
 scan ~0.5 s and the Python handlers per element ~0.45 s, the provenance copy ~0.5 s (sha256 ~0.18 s,
