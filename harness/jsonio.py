@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -139,8 +140,8 @@ def _one_per_line(objects: list[dict[str, Any]], dumps: Callable[[Any], bytes]) 
 # for (an error, Ctrl-C) is killed and reaped. The child ends with os._exit: it runs none of this
 # process's exit handlers (the spill folder's removal among them).
 #
-# `plain=True`, fewer than MIN_ROWS rows, rows that cannot be split, or no fork (not Linux): one
-# process. tests/core/test_jsonio_split.py holds both paths to the same bytes, a failed or killed
+# `plain=True`, fewer than MIN_ROWS rows, rows that cannot be split, other threads running or no
+# fork (not Linux): one process. tests/core/test_jsonio_split.py holds both paths to the same bytes, a failed or killed
 # child included.
 MIN_ROWS: Final = 20_000  # below this, forking costs more than the second core gives back
 _COPY_BLOCK: Final = 1 << 20
@@ -160,6 +161,12 @@ def halves(rows: Collection[Any]) -> tuple[Collection[Any], Collection[Any]] | N
     return parts if parts is not None and all(map(len, parts)) else None
 
 
+def can_fork() -> bool:
+    """Linux, and no other thread in this process: a thread holding a lock at the fork would
+    leave it held forever in the child (Python 3.12 warns of it), so then one process it is."""
+    return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
+
+
 def write_json_lines_object_split(
     handle: IO[bytes],
     head: dict[str, Any],
@@ -172,7 +179,7 @@ def write_json_lines_object_split(
     """write_json_lines_object's text (the same bytes), the rows' second half encoded by a child
     process where that pays. `convert` makes the encoder's fallback (one per process: it
     may keep what it converted)."""
-    parts = None if plain or not hasattr(os, "fork") or sys.platform != "linux" else halves(rows)
+    parts = None if plain or not can_fork() else halves(rows)
     if parts is None:
         write_json_lines_object(handle, head, key, rows, convert=convert())
         return

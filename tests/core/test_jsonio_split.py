@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,11 @@ from tests.committed import SAMPLES, all_cell_dirs, stated_features
 
 @pytest.fixture
 def split_small(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Any matrix is split (the committed cells hold a few hundred tests); the list collects the
-    children started."""
+    """Any matrix is split (the committed cells hold a few hundred tests), whatever threads pytest's
+    plugins run (a merge's process runs none when it writes); the list collects the children
+    started."""
     monkeypatch.setattr(jsonio, "MIN_ROWS", 2)
+    monkeypatch.setattr(jsonio, "can_fork", lambda: True)
     forks: list[int] = []
     fork = os.fork
 
@@ -155,3 +158,25 @@ def test_an_error_in_this_process_stops_and_reaps_the_child(
         os.waitpid(split_small[0], os.WNOHANG)  # reaped already
     assert target.read_bytes() == b"old"
     assert not [p for p in tmp_path.iterdir() if p.name != "matrix.json"], "no temp file left"
+
+
+def test_with_another_thread_running_one_process_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork beside a running thread could leave a lock held in the child: not taken then."""
+    monkeypatch.setattr(jsonio, "MIN_ROWS", 2)
+    forks: list[int] = []
+    fork = os.fork
+    monkeypatch.setattr(jsonio.os, "fork", lambda: forks.append(1) or fork())
+    matrix = merge_cell_dirs(all_cell_dirs(), jobs=1, spill=True, features=stated_features())
+    plain = _bytes(matrix, plain=True)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not jsonio.can_fork()
+        assert _bytes(matrix, plain=False) == plain
+        assert not forks, "no child while another thread runs"
+    finally:
+        release.set()
+        other.join()
+    monkeypatch.setattr(jsonio.threading, "active_count", lambda: 1)
+    assert jsonio.can_fork(), "this process alone: the split is taken"
