@@ -55,7 +55,8 @@ chatty and 23632 lean results, for lxml, the merge and the action). Machine 1, r
 after the import paused the cyclic collector while it reads (harness/gcpause.py: a tenth of a lean
 import's CPU). Machine 2, runs 6-8 on the same tree as run 5; run 9 after the merge's matrix.json
 rows were split over two processes (jsonio.write_json_lines_object_split) and the import wrote its
-plain passes to `passes` lines (cell format 4), lean only; run 10, the table above:
+plain passes to `passes` lines (cell format 4), lean only; run 10, the table above; run 11 on the
+final tree (CPU ratios and the model's lean ratio not copied):
 
     run  merge vs lxml         first ingest vs the action     first ingest vs the model
          chatty   lean         chatty         lean            chatty   lean
@@ -69,6 +70,7 @@ plain passes to `passes` lines (cell format 4), lean only; run 10, the table abo
     8             0.92x                       1.32x (1.18x)            0.58x
     9             1.11x                       1.38x (1.20x)            0.63x
     10   2.12x    0.97x        1.66x (1.38x)  1.50x (1.29x)   0.72x    0.81x
+    11   3.12x    0.94x        1.62x          1.33x           0.75x
 
 Machine 1 ran Python up to 1.5x slower from one run to the next (lxml's chatty parse: 3.0-4.7 s),
 while the action, whose time is mostly its 1.2-2.7 GB of objects, moved less; on machine 2 the
