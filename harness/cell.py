@@ -43,6 +43,7 @@ MANIFEST_VERSION: Final = 1
 # 1: collected.json lists one object per test; every test ends with a `finish` event (before Dec 2026).
 # 2: collected.json lists ids per feature and scope (`groups`); a test that only passed is one `pass` event.
 # 3: `harness import`'s cells: the JUnit decided at import time, as `pass` and `result` events.
+# 4: as 3, with the plain passes up to a thousand to a `passes` event (ids and times).
 CELL_FORMAT: Final = 2
 CELL_FORMATS: Final = (1, 2, 3, 4)
 

@@ -141,8 +141,8 @@ def _one_per_line(objects: list[dict[str, Any]], dumps: Callable[[Any], bytes]) 
 # process's exit handlers (the spill folder's removal among them).
 #
 # `plain=True`, fewer than MIN_ROWS rows, rows that cannot be split, other threads running or no
-# fork (not Linux): one process. tests/core/test_jsonio_split.py holds both paths to the same bytes, a failed or killed
-# child included.
+# fork (not Linux): one process. tests/core/test_jsonio_split.py holds both paths to the same
+# bytes, a failed or killed child included.
 MIN_ROWS: Final = 20_000  # below this, forking costs more than the second core gives back
 _COPY_BLOCK: Final = 1 << 20
 _SEPARATOR: Final = b",\n    "

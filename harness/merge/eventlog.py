@@ -25,7 +25,6 @@ BLOCK: Final = 1 << 20  # bytes gathered before each write
 PASSES_BATCH: Final = 1000
 PASSES_BYTES: Final = 256 * 1024
 _UNSEEN: Final = object()
-_NOT_PLAIN: Final = object()
 
 
 def is_plain_pass(result: TestResult) -> bool:
@@ -64,11 +63,12 @@ def write_cell_log(
     count = 0
     groups: dict[tuple[str | None, str], list[str]] = {}
     # Most results are a few shared objects (a pass in t seconds): whether each is a plain pass is
-    # worked out once (id -> its duration, or _NOT_PLAIN for a result that needs a result line).
-    plain_time: dict[int, object] = {}
+    # worked out once (id -> its duration, or None for a result that needs a result line: a plain
+    # pass always has a time).
+    plain_time: dict[int, float | None] = {}
     keep_alive: list[TestResult] = []  # the ids above stay those of these objects
     ids: list[str] = []
-    times: list[object] = []
+    times: list[float] = []
     id_bytes = 0
     with (cell / EVENTS).open("xb") as out:
         block = [dumps({"event": "session_start", "source": "harness import"})]
@@ -80,15 +80,15 @@ def write_cell_log(
             key = id(result)
             duration = plain_time.get(key, _UNSEEN)
             if duration is _UNSEEN:
-                duration = plain_time[key] = result.duration if is_plain_pass(result) else _NOT_PLAIN
+                duration = plain_time[key] = result.duration if is_plain_pass(result) else None
                 keep_alive.append(result)
-            if duration is not _NOT_PLAIN:
+            if duration is not None:
                 ids.append(nodeid)
                 times.append(duration)
                 id_bytes += len(nodeid)
                 if len(ids) < PASSES_BATCH and id_bytes < PASSES_BYTES:
                     continue
-                line = dumps({"event": "passes", "nodeids": ids, "durations": times})
+                line = _passes_line(ids, times)
                 ids, times, id_bytes = [], [], 0
             else:
                 line = dumps({"event": "result", "nodeid": nodeid, "result": result.to_json()})
@@ -98,7 +98,7 @@ def write_cell_log(
                 out.write(b"\n".join(block) + b"\n")
                 block, size = [], 0
         if ids:
-            block.append(dumps({"event": "passes", "nodeids": ids, "durations": times}))
+            block.append(_passes_line(ids, times))
         block.extend(dumps({"event": "read_error", "message": e}) for e in errors)
         block.extend(dumps({"event": "note", "message": n}) for n in notes)
         block.append(dumps({"event": "session_finish"}))
@@ -107,3 +107,7 @@ def write_cell_log(
         planned = [{"feature": f, "scope": s, "tests": ids} for (f, s), ids in groups.items()]
         (cell / COLLECTED).write_bytes(dumps({"count": sum(map(len, groups.values())), "groups": planned}))
     return count
+
+
+def _passes_line(nodeids: list[str], durations: list[float]) -> bytes:
+    return jsonio.dumps({"event": "passes", "nodeids": nodeids, "durations": durations})

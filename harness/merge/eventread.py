@@ -1,9 +1,10 @@
 """The event-log reader: a cell's events.jsonl, streamed, into the plain-pass store (plainstore.py).
 
 The plugin writes a `pass` line for each test that simply passed, `report`/`finish` lines for the
-others; `harness import` writes the compact form of the same lines and `result` lines for what is
-not a plain pass (cell formats 3 and 4). Lines are read in large blocks; a line over EVENT_LINE_CAP is
-skipped without being held whole, a bad or half-written one is counted and reported.
+others; `harness import` writes the compact form of the same lines (format 3) or `passes` lines
+(format 4), and `result` lines for what is not a plain pass. Lines are read in large blocks; a
+line over EVENT_LINE_CAP is skipped without being held whole, a bad or half-written one is
+counted and reported.
 
 The speed trick, behind `plain=`: a pass line whose test is not yet known goes straight into the
 store's `plain` ids (and the compact ones are read by one regular expression, without json).

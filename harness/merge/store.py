@@ -212,8 +212,7 @@ class SpilledRows(Collection[TestRow]):
     ) -> None:
         self._store = store  # held: the run files live as long as the rows
         self._columns = columns
-        self._features = list(features)
-        self._sizes = features  # feature -> its number of rows
+        self._sizes = features  # feature -> its number of rows, in the matrix's order
         self._disputed = disputed
         self._count = sum(features.values())
         self._moved: dict[str, list[tuple[str, int, TestResult]]] | None = None
@@ -252,7 +251,7 @@ class SpilledRows(Collection[TestRow]):
 
     def __iter__(self) -> Iterator[TestRow]:
         shared: dict[tuple[Any, ...], TestResult] = {}
-        for fid in self._features:
+        for fid in self._sizes:
             streams = [(rank, c, run) for rank, (c, run) in enumerate(self._columns) if fid in run.segments]
             if self._disputed:
                 yield from self._merged(fid, streams, shared)
