@@ -18,12 +18,14 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from harness import jsonio
 from harness.errors import EXIT_OUTPUT
 from harness.matrix_json import load_matrix
 from tests.faults.conftest import REPO
@@ -136,7 +138,14 @@ def test_publish_killed_at_every_file_operation_leaves_the_old_or_the_new_site(
     _each(len(operations), kill, check, tmp_path)
 
 
-def test_merge_killed_at_every_file_operation_leaves_the_old_or_the_new_matrix(tmp_path: Path) -> None:
+@pytest.mark.parametrize("split", [False, True], ids=["one-process-write", "two-process-write"])
+def test_merge_killed_at_every_file_operation_leaves_the_old_or_the_new_matrix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split: bool
+) -> None:
+    """`two-process-write`: matrix.json's rows split over a forked child (jsonio.write_json_lines_object_split,
+    taken here from 2 rows); the children are forked from this process, so they take it too."""
+    if split:
+        monkeypatch.setattr(jsonio, "MIN_ROWS", 2)
     cells = real_cells()
     root = tmp_path / "old"
     (root / "cells").mkdir(parents=True)
@@ -148,6 +157,8 @@ def test_merge_killed_at_every_file_operation_leaves_the_old_or_the_new_matrix(t
     reference = fresh_copy(root, tmp_path / "reference")
     operations = operations_of(args(reference), tmp_path / "ops.log")
     new = _same(reference, (reference / "out" / "matrix.json").read_bytes())
+    spool = [op for op in operations if op.startswith(f"open {tempfile.gettempdir()!r}")]
+    assert bool(spool) == split, "the child's unnamed temp file (its open counts twice): only where the write is split"
 
     def kill(n: int, out: Path) -> list[str]:
         return args(fresh_copy(root, tmp_path / f"kill-{n}"))
