@@ -7,7 +7,7 @@ after, always atomically, so a crash still leaves identity and status. `Manifest
 manifest as a type, parsed once here (`read_manifest`); nothing else reads it by key.
 
 The files' format is versioned (`cell_format` in the manifest, `CELL_FORMAT` today), and the
-merge wing has one reader per version (harness/merge/cellformat_v1.py ... cellformat_v4.py).
+merge wing has one reader per version (harness/ingest/cellformat_v1.py ... cellformat_v4.py).
 """
 
 from __future__ import annotations

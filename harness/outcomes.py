@@ -2,7 +2,7 @@
 and meanings, and which outcomes are good and bad (defined once: the page takes them from its data).
 
 What a result *means* lives here, so merge, render, diff and gate agree. How an outcome is decided
-from a test's attempts is the merge wing's (harness/merge/decide.py); how a feature's state is
+from a test's attempts is the merge wing's (harness/ingest/decide.py); how a feature's state is
 rolled up from its tests too (harness/merge/rollup.py).
 """
 

@@ -4,7 +4,9 @@
     images/  host/             what a cell runs in (recipes, build, push, prune, wheelhouse, verification,
                                the engine) and what this machine is (GPUs, driver, doctor)
     run/                       the cell runner; the one wing that may use images/ and host/
-    merge/  publish/           read cell dirs / the model; they use none of images/, host/, run/
+    ingest/                    reads one cell (any format) into records; owns the one plain-pass rule
+    merge/                     combines the records of many cells into the model (uses ingest/)
+    publish/                   reads the model; uses none of images/, host/, run/, ingest/, merge/
     commands/, cli.py          the thin CLI on top, the only place that joins the wings; no verb imports
                                another verb (shared option helpers are `_`-prefixed modules)
 
@@ -22,7 +24,7 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-WINGS = ("images", "host", "run", "merge", "publish")
+WINGS = ("images", "host", "run", "ingest", "merge", "publish")
 
 
 def _module_name(path: Path) -> str:
@@ -81,7 +83,8 @@ ALLOWED = {
     "images": {"core", "images"},
     "host": {"core", "host"},
     "run": {"core", "images", "host", "run"},
-    "merge": {"core", "merge"},
+    "ingest": {"core", "ingest"},
+    "merge": {"core", "ingest", "merge"},
     "publish": {"core", "publish"},
     "cli": {"core", *WINGS, "cli"},
 }

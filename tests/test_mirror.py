@@ -38,14 +38,14 @@ COVERED_ELSEWHERE: Final[dict[str, tuple[str, ...]]] = {
     "host/host.py": ("tests/host/test_doctor.py",),
     # The pytest plugin runs inside pytest: its tests are real runs of sample suites (every outcome
     # it records, read back by ingest; the device pinning of its workers).
-    "run/cellplugin/compat_cell_plugin.py": ("tests/merge/test_ingest.py", "tests/run/test_execute.py"),
+    "run/cellplugin/compat_cell_plugin.py": ("tests/ingest/test_cell_reader.py", "tests/run/test_execute.py"),
 }
 
 COMMANDS_COVERED_BY: Final = "tests/cli/test_cli.py"
 
 
 def mirror_test(module: str) -> str:
-    """`merge/junit.py` -> `tests/merge/test_junit.py`; `cell.py` -> `tests/core/test_cell.py`."""
+    """`ingest/junit_stream.py` -> `tests/ingest/test_junit_stream.py`; `cell.py` -> `tests/core/test_cell.py`."""
     parts = Path(module).parts
     place = parts[0] if len(parts) > 1 else "core"
     return f"tests/{place}/test_{Path(module).stem}.py"
@@ -112,7 +112,7 @@ def test_the_verbs_are_covered_by_the_cli_tests() -> None:
 
 def test_mirror_paths() -> None:
     assert mirror_test("cell.py") == "tests/core/test_cell.py"
-    assert mirror_test("merge/junit.py") == "tests/merge/test_junit.py"
+    assert mirror_test("ingest/junit_stream.py") == "tests/ingest/test_junit_stream.py"
     assert mirror_test("publish/render/mdtext.py") == "tests/publish/test_mdtext.py"
     assert mirror_test("run/cellplugin/compat_cell_plugin.py") == "tests/run/test_compat_cell_plugin.py"
 

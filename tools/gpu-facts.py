@@ -128,7 +128,7 @@ def _env() -> dict[str, Any]:
         import triton
 
         info["triton"] = triton.__version__
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         info["triton"] = repr(e)
     return info
 
@@ -165,7 +165,7 @@ def _sdpa() -> dict[str, Any]:
                         r["max_err_vs_f64"] = float((out.double() - ref).abs().max())
                         del r["legacy_device_events"]
                         res[key] = r
-                    except Exception as e:  # noqa: BLE001
+                    except Exception as e:
                         res[key] = {"error": f"{type(e).__name__}: {e}"[:300]}
                     res[key]["warnings"] = sorted({str(w.message)[:300] for w in caught})[:6]
     q, k, v = (torch.randn(2, 8, 256, 64, device=DEV, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
@@ -209,12 +209,12 @@ def _sparse() -> dict[str, Any]:
                     got = torch.mm(s, x).double()
                     r["max_err_vs_f64"] = float((got - w.double() @ x.double()).abs().max())
                 res[key] = r
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 res[key] = {"error": f"{type(e).__name__}: {e}"[:600]}
     SparseSemiStructuredTensor._FORCE_CUTLASS = False
     try:
         res["cslt_available"] = bool(torch.backends.cusparselt.is_available())
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["cslt_available"] = repr(e)
     return res
 
@@ -237,10 +237,10 @@ def _fp8() -> dict[str, Any]:
             out = torch._scaled_mm(a8, b8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
             ref = (a8.double() * sa.double()) @ (b8.double() * sb.double())
             r["max_rel_err_vs_f64"] = float((out.double() - ref).abs().max() / ref.abs().max())
-            ignored = (a8.double() @ b8.double())
+            ignored = a8.double() @ b8.double()
             r["max_rel_err_if_scales_ignored"] = float((ignored - ref).abs().max() / ref.abs().max())
             res[name] = r
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             res[name] = {"error": f"{type(e).__name__}: {e}"[:800]}
     # MX on Hopper: the exact refusal
     try:
@@ -251,7 +251,7 @@ def _fp8() -> dict[str, Any]:
         sb = torch.full((192 * 256 // 32,), 1.0, device=DEV).to(e8)
         torch._scaled_mm(a8, b8, sa, sb, out_dtype=torch.bfloat16)
         res["mxfp8"] = "ran"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["mxfp8"] = {"error": f"{type(e).__name__}: {e}"[:800]}
     if hasattr(torch.nn.functional, "scaled_mm"):
         res["F.scaled_mm_doc"] = (torch.nn.functional.scaled_mm.__doc__ or "")[:1500]
@@ -275,17 +275,20 @@ def _graphs() -> dict[str, Any]:
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        y = x @ x
+        x @ x
     torch.cuda.current_stream().wait_stream(s)
     with torch.cuda.graph(g):
-        y = x @ x + 1
+        x @ x + 1
 
     def replay12():
         for _ in range(12):
             g.replay()
 
     r = profiled(replay12)
-    res["CUDAGraph replay x12"] = {"graph_events": _graph_launches(r), "by_activity_kinds": {k: sum(v.values()) for k, v in r["by_activity"].items()}}
+    res["CUDAGraph replay x12"] = {
+        "graph_events": _graph_launches(r),
+        "by_activity_kinds": {k: sum(v.values()) for k, v in r["by_activity"].items()},
+    }
     # capture under profiler
     g2 = torch.cuda.CUDAGraph()
 
@@ -307,7 +310,9 @@ def _graphs() -> dict[str, Any]:
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to(DEV)
     inp = torch.randn(16, 64, device=DEV, requires_grad=True)
     graphed = torch.cuda.make_graphed_callables(model, (inp,))
-    res["make_graphed_callables type"] = f"{type(graphed).__module__}.{type(graphed).__name__} is_model={graphed is model}"
+    res["make_graphed_callables type"] = (
+        f"{type(graphed).__module__}.{type(graphed).__name__} is_model={graphed is model}"
+    )
 
     def step():
         for _ in range(5):
@@ -353,12 +358,12 @@ def _compile() -> dict[str, Any]:
         }
         nodes = []
         roots = getattr(mgr, "roots", {})
-        for fid, rs in roots.items():
+        for _fid, rs in roots.items():
             for n in rs:
                 nodes.append(type(n).__name__)
         res["tree_nodes"] = nodes
         res["mgr_attrs"] = [a for a in dir(mgr) if not a.startswith("__")][:120]
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["tree_manager"] = repr(e)
     # cond inside reduce-overhead
     torch._dynamo.reset()
@@ -406,27 +411,32 @@ def _linalg() -> dict[str, Any]:
         "inv": lambda: torch.linalg.inv(A),
         "pinv": lambda: torch.linalg.pinv(A),
         "det": lambda: torch.linalg.det(A),
-        "eigh_big_1024": lambda: torch.linalg.eigh(torch.randn(1024, 1024, device=DEV).double().add(0).mT.add(torch.eye(1024, device=DEV, dtype=torch.float64))),
+        "eigh_big_1024": lambda: torch.linalg.eigh(
+            torch.randn(1024, 1024, device=DEV).double().add(0).mT.add(torch.eye(1024, device=DEV, dtype=torch.float64))
+        ),
         "eigh_c64": lambda: torch.linalg.eigh(torch.randn(8, 32, 32, device=DEV, dtype=torch.complex64)),
     }
     for name, fn in ops.items():
         try:
             r = profiled(fn)
             res[name] = {k: v for k, v in r["by_activity"].items() if k in ("kernel", "gpu_memcpy", "gpu_memset")}
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             res[name] = {"error": f"{type(e).__name__}: {e}"[:500]}
     for drv in ("gelsd", "gelsy", "gelss"):
         try:
             torch.linalg.lstsq(A, B, driver=drv)
             res[f"lstsq driver {drv}"] = "ran"
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             res[f"lstsq driver {drv}"] = f"{type(e).__name__}: {e}"[:500]
     for lib in ("cusolver", "magma", "default"):
         try:
             torch.backends.cuda.preferred_linalg_library(lib)
             r = profiled(lambda: torch.linalg.eigh(S))
-            res[f"eigh with {lib}"] = {"set_to": str(torch.backends.cuda.preferred_linalg_library()), "kernels": r["by_activity"].get("kernel", {})}
-        except Exception as e:  # noqa: BLE001
+            res[f"eigh with {lib}"] = {
+                "set_to": str(torch.backends.cuda.preferred_linalg_library()),
+                "kernels": r["by_activity"].get("kernel", {}),
+            }
+        except Exception as e:
             res[f"eigh with {lib}"] = f"{type(e).__name__}: {e}"[:500]
     torch.backends.cuda.preferred_linalg_library("default")
     # gradients
@@ -439,7 +449,7 @@ def _linalg() -> dict[str, Any]:
         n[0, 0, 0] = float("nan")
         w, _ = torch.linalg.eigh(n)
         res["eigh nan"] = {"nan_in_batch0": bool(w[0].isnan().any()), "batch1_finite": bool(w[1].isfinite().all())}
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["eigh nan"] = f"{type(e).__name__}: {e}"[:500]
     return res
 
@@ -453,7 +463,13 @@ def _misc() -> dict[str, Any]:
     r = profiled(lambda: torch.zeros(1 << 20, device=DEV))
     res["zeros activity kinds"] = {k: dict(v) for k, v in r["by_activity"].items()}
     res["memory_stats keys sample"] = sorted(torch.cuda.memory_stats())[:10]
-    for name in ("memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "get_memory_info", "empty_cache"):
+    for name in (
+        "memory_allocated",
+        "max_memory_allocated",
+        "reset_peak_memory_stats",
+        "get_memory_info",
+        "empty_cache",
+    ):
         res[f"accelerator.{name}"] = hasattr(torch.accelerator, name)
     try:
         import torch.nn.functional as F
@@ -466,7 +482,7 @@ def _misc() -> dict[str, Any]:
             res["linear_cross_entropy"] = r["by_activity"].get("kernel", {})
         else:
             res["linear_cross_entropy"] = "absent"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["linear_cross_entropy"] = f"{type(e).__name__}: {e}"[:500]
     try:
         from torch.nn.attention.flex_attention import flex_attention
@@ -476,13 +492,13 @@ def _misc() -> dict[str, Any]:
         cfl(q, k, v)
         r = profiled(cfl, q, k, v)
         res["flex_attention"] = r["by_activity"].get("kernel", {})
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["flex_attention"] = f"{type(e).__name__}: {e}"[:500]
     try:
-        import torch.nn.attention.varlen as varlen  # noqa: F401
+        import torch.nn.attention.varlen as varlen
 
         res["varlen module"] = [n for n in dir(varlen) if not n.startswith("_")]
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["varlen module"] = f"{type(e).__name__}: {e}"[:300]
     return res
 
@@ -496,12 +512,12 @@ def _capture_error() -> dict[str, Any]:
         with torch.cuda.graph(g4, capture_error_mode="thread_local"):
             torch.cuda.synchronize()
         res["sync in capture"] = "no error"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["sync in capture"] = f"{type(e).__name__}: {e}"[:500]
     try:
         torch.randn(4, device=DEV)
         res["randn after"] = "ok"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res["randn after"] = f"{type(e).__name__}: {e}"[:300]
     return res
 

@@ -22,8 +22,8 @@ from typing import Any, Final
 from harness import __version__, gcpause
 from harness.cell import FeatureInfo, Manifest, read_manifest, utc_now
 from harness.errors import HarnessError, InputError, WriteError
+from harness.ingest.cell_reader import CellResult, ingest_cell
 from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
-from harness.merge.ingest import CellResult, ingest_cell
 from harness.merge.reproduce import column_command
 from harness.merge.rollup import roll_up, roll_up_counted
 from harness.merge.store import InMemoryResults, Run, SpilledResults, open_store, write_run

@@ -2,7 +2,7 @@
 
 The run wing's plugin writes a `pass` line as each test finishes; an import decides its tests
 from JUnit once and writes them here, the plain passes many to a `passes` line, so every later
-merge reads an event log, never the XML again (harness/merge/cellformat_v4.py says what each
+merge reads an event log, never the XML again (harness/ingest/cellformat_v4.py says what each
 line holds). Lines are written in large blocks; the cell is built in a hidden folder and renamed
 into place whole, so a half-written log is never seen.
 """
@@ -15,9 +15,9 @@ from typing import Final
 
 from harness import jsonio
 from harness.cell import COLLECTED, EVENTS
-from harness.merge.decide import passed_plainly
+from harness.ingest.decide import is_plain_pass
 from harness.model import TestResult
-from harness.outcomes import Outcome, Scope
+from harness.outcomes import Scope
 
 BLOCK: Final = 1 << 20  # bytes gathered before each write
 # Plain passes per `passes` line, and the characters of their ids after which a line ends sooner:
@@ -25,25 +25,6 @@ BLOCK: Final = 1 << 20  # bytes gathered before each write
 PASSES_BATCH: Final = 1000
 PASSES_BYTES: Final = 256 * 1024
 _UNSEEN: Final = object()
-
-
-def is_plain_pass(result: TestResult) -> bool:
-    """A result a `pass` line says whole (its scope aside, which the plan gives): passed, once,
-    in a known time, with nothing else to keep."""
-    return passed_plainly(
-        result.outcome is Outcome.PASSED and result.attempts == 1 and result.duration is not None,
-        result.message is not None,
-        result.trace is not None,
-        result.output is not None,
-        result.skip_class is not None,
-        result.link is not None,
-        result.strict is not None,  # strict=False is something to keep too
-        result.signal is not None,
-        result.extra_messages,
-        result.properties,
-        result.run is not None,  # a later partial run's provenance: a pass line has none
-        result.at is not None,
-    )
 
 
 def write_cell_log(

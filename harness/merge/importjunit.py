@@ -4,7 +4,7 @@ The user states what the files are (backend, torch build, device, cell id, run U
 column's identity comes from that manifest, never from the XML. Each file is read once, as it
 is copied (gzipped) under the cell's junit/ for provenance, and its tests are decided there by
 the identity and retry rules of docs/outcomes.md; the cell's events.jsonl then holds them in the
-compact form of a run's own log (cell format 4, harness/merge/cellformat_v4.py), so every merge
+compact form of a run's own log (cell format 4, harness/ingest/cellformat_v4.py), so every merge
 reads that log and never the XML again. The feature map (if any) is kept beside them, so the
 cell merges the same way anywhere, later, on its own.
 """
@@ -39,9 +39,12 @@ from harness.cell import (
     utc_now,
 )
 from harness.errors import InputError, UsageError
-from harness.merge import cellformat_v4
+from harness.ingest import cellformat_v4
+from harness.ingest.cell_reader import FEATURE_MAP, CellFeatures, CellResult, decide_cell
+from harness.ingest.featuremap import FeatureMap, parse_feature_map
+from harness.ingest.junit_reader import JUNIT_DIR, read_junit_files
+from harness.ingest.plainstore import Gather
 from harness.merge.eventlog import write_cell_log
-from harness.merge.featuremap import FeatureMap, parse_feature_map
 from harness.merge.importcheck import (
     check_backend,
     check_cell_id,
@@ -52,9 +55,6 @@ from harness.merge.importcheck import (
     copied_name,
     open_input,
 )
-from harness.merge.ingest import FEATURE_MAP, CellFeatures, CellResult, decide_cell
-from harness.merge.junitread import JUNIT_DIR, read_junit_files
-from harness.merge.plainstore import Gather
 from harness.model import TestResult
 from harness.probe import Probe
 from harness.registry import Backend

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from harness.cell import read_manifest
+from harness.ingest.cell_reader import ingest_cell
 from harness.merge.combine import merge_cell_dirs
-from harness.merge.ingest import ingest_cell
 from harness.registry import get_backend
 from harness.run.container import (
     CELL_LABEL,

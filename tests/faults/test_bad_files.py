@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.ingest.cell_reader import ingest_cell
 from harness.merge.combine import merge_cell_dirs
-from harness.merge.ingest import ingest_cell
 from tests.faults.conftest import BASE_OUTCOMES, REPO, column_of, merge_in_child, results_of
 
 CELL = "base"  # the cell_id of the real base cell

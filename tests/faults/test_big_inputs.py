@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.ingest.decide import MESSAGE_CAP, TRACE_CAP
 from harness.merge.combine import merge_cell_dirs
-from harness.merge.decide import MESSAGE_CAP, TRACE_CAP
 from harness.model import Matrix
 from harness.publish.render.markdown import render_markdown
 from tests.cellfactory import write_suite

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.merge import eventlog, ingest
-from harness.merge.eventlog import is_plain_pass, write_cell_log
-from harness.merge.eventread import read_events
+from harness.ingest import cell_reader as ingest
+from harness.ingest.decide import is_plain_pass
+from harness.ingest.eventlog_reader import read_events
+from harness.ingest.plainstore import Gather
+from harness.merge import eventlog
+from harness.merge.eventlog import write_cell_log
 from harness.merge.importjunit import ImportSpec, import_junit
-from harness.merge.plainstore import Gather
 from harness.model import TestResult
 from harness.outcomes import Outcome, Scope, SkipClass
 from tests.conftest import REPO

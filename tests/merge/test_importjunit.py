@@ -1,6 +1,6 @@
 """The import's rules at unit level (fast tier): what each argument may be, which repeats are
 attempts, the streaming reader held to a plain tree read and the copying reader to its plain path
-on the real reports of every dialect (the JUnit fast path: tests/merge/test_junitread.py)."""
+on the real reports of every dialect (the JUnit fast path: tests/ingest/test_junit_reader.py)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from xml.etree import ElementTree
 import pytest
 
 from harness.errors import UsageError
-from harness.merge import ingest
-from harness.merge.featuremap import glob_problem
+from harness.ingest import cell_reader as ingest
+from harness.ingest.featuremap import glob_problem
+from harness.ingest.junit_stream import RERUN_TAGS, JUnitRead, iter_junit
 from harness.merge.importcheck import check_backend, check_torch, check_url, copied_name
 from harness.merge.importjunit import CopyingReader, ImportSpec, import_junit
-from harness.merge.junit import RERUN_TAGS, JUnitRead, iter_junit
 from harness.outcomes import Outcome
 from tests.conftest import REPO
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import jsonio
-from harness.merge import attempts as normalise
-from harness.merge.decide import passed_plainly
-from harness.merge.plainstore import OUTPUT_CAP, Gather, TestState
+from harness.ingest import attempts as normalise
+from harness.ingest.decide import passed_plainly
+from harness.ingest.plainstore import OUTPUT_CAP, Gather, TestState
 from harness.model import TestResult, trim
 from harness.regular_file import open_regular
 
@@ -67,7 +67,7 @@ class _BoundedLines:
 # The pass lines `harness import` writes (harness/merge/eventlog.py), read without building a dict:
 # most lines of an imported cell. One regular expression takes an id without quotes, backslashes or
 # control characters and a plain number; compact_pass() returns what json would, or None to take
-# the json path; tests/merge/test_eventread.py holds it to json on hostile ids and numbers.
+# the json path; tests/ingest/test_eventlog_reader.py holds it to json on hostile ids and numbers.
 COMPACT_PASS: Final = b'{"event":"pass","nodeid":"'
 _COMPACT_LINE: Final = re.compile(
     rb'\{"event":"pass","nodeid":"([^"\\\x00-\x1f]*)","duration":(-?(?:0|[1-9][0-9]{0,15})(?:\.([0-9]{1,17}))?)\}'

@@ -1,4 +1,4 @@
-"""What each source says, as attempts (harness/merge/attempts.py): the cell plugin's phase reports,
+"""What each source says, as attempts (harness/ingest/attempts.py): the cell plugin's phase reports,
 and <testcase>s of the real files in tests/dialects/ read as docs/outcomes.md says (pytest's
 phase errors and reruns, Surefire's flaky attempts, CTest's notrun, jest-junit's and Mocha's
 failures outside any test); and the crash evidence a run leaves. Nothing here decides an outcome."""
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.merge.attempts import (
+from harness.ingest.attempts import (
     UNRECORDED_FAILURE,
     case_attempts,
     from_report,
@@ -18,9 +18,9 @@ from harness.merge.attempts import (
     in_flight,
     run_attempts,
 )
-from harness.merge.decide import Attempt, Phase, Status, decide
-from harness.merge.identity import IdentityRules, is_pytest
-from harness.merge.junit import JUnitCase, read_junit
+from harness.ingest.decide import Attempt, Phase, Status, decide
+from harness.ingest.identity import IdentityRules, is_pytest
+from harness.ingest.junit_stream import JUnitCase, read_junit
 from harness.outcomes import Outcome
 
 DIALECTS = Path(__file__).resolve().parents[1] / "dialects"

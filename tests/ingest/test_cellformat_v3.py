@@ -1,4 +1,4 @@
-"""Cell format 3 (harness/merge/cellformat_v3.py): a cell an earlier `harness import` made, a `pass`
+"""Cell format 3 (harness/ingest/cellformat_v3.py): a cell an earlier `harness import` made, a `pass`
 line per plain pass. It still reads as the format 4 cell it would be today; its plan comes from
 collected.json's groups (format 4 reads its plan the same way)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.merge import ingest
-from harness.merge.cellformat_v3 import FORMAT, read_plan
+from harness.ingest import cell_reader as ingest
+from harness.ingest.cellformat_v3 import FORMAT, read_plan
 from harness.merge.importjunit import ImportSpec, import_junit
 from harness.outcomes import Scope
 from tests.conftest import REPO

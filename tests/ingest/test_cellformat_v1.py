@@ -1,4 +1,4 @@
-"""Cell format 1 (harness/merge/cellformat_v1.py): the plan from collected.json's one object per
+"""Cell format 1 (harness/ingest/cellformat_v1.py): the plan from collected.json's one object per
 test (the committed real cells), and, since the last unversioned writer already wrote them, from
 `groups` too; entries that are not the plugin's are left out of the plan."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.merge.cellformat_v1 import read_plan
+from harness.ingest.cellformat_v1 import read_plan
 from harness.outcomes import Scope
 from tests.committed import CELLS, as_tests
 

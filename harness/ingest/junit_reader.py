@@ -7,7 +7,7 @@ or retried element, no status but CTest's `run`, a time, only bookkeeping proper
 plain pass (an id and a time, like the event log's `pass` lines, decided in bulk by
 plainstore.plain_results) instead of attempts, a TestState and decide() per testcase: most of any
 report, about a third of the import's per-testcase work (benchmarks/bench_import.py).
-`plain=True` reads every testcase the general way; tests/merge/test_junitread.py holds both to the
+`plain=True` reads every testcase the general way; tests/ingest/test_junit_reader.py holds both to the
 same results on real reports of every dialect.
 """
 
@@ -20,11 +20,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from harness.merge import attempts as normalise
-from harness.merge.decide import Attempt, Phase, Status, passed_plainly
-from harness.merge.identity import IdentityRules, is_pytest
-from harness.merge.junit import JUnitCase, JUnitRead, iter_junit
-from harness.merge.plainstore import BOOKKEEPING, OUTPUT_CAP, SCOPES, Gather, add_properties
+from harness.ingest import attempts as normalise
+from harness.ingest.decide import Attempt, Phase, Status, passed_plainly
+from harness.ingest.identity import IdentityRules, is_pytest
+from harness.ingest.junit_stream import JUnitCase, JUnitRead, iter_junit
+from harness.ingest.plainstore import BOOKKEEPING, OUTPUT_CAP, SCOPES, Gather, add_properties
 from harness.model import trim
 from harness.outcomes import Scope
 from harness.regular_file import open_regular

@@ -1,4 +1,4 @@
-"""The JUnit reader (harness/merge/junitread.py): its shortcut (testcases that passed plainly kept
+"""The JUnit reader (harness/ingest/junit_reader.py): its shortcut (testcases that passed plainly kept
 as plain passes) held to its plain path on the real reports of every dialect and on the committed
 cells' junit.xml, and the shortcut's rule held to decide()."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from harness.cell import read_manifest
-from harness.merge.attempts import case_attempts
-from harness.merge.decide import decide
+from harness.ingest.attempts import case_attempts
+from harness.ingest.cell_reader import CellFeatures, CellResult, decide_cell
+from harness.ingest.decide import decide
+from harness.ingest.junit_reader import junit_files, junit_plain_pass, read_junit_files
+from harness.ingest.junit_stream import JUnitRead, iter_junit
+from harness.ingest.plainstore import Gather
 from harness.merge.importjunit import ImportSpec, import_junit
-from harness.merge.ingest import CellFeatures, CellResult, decide_cell
-from harness.merge.junit import JUnitRead, iter_junit
-from harness.merge.junitread import junit_files, junit_plain_pass, read_junit_files
-from harness.merge.plainstore import Gather
 from harness.outcomes import Outcome
 from tests.committed import cell_dirs
 from tests.conftest import REPO

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cell import CellStatus
-from harness.merge.ingest import ingest_cell
+from harness.ingest.cell_reader import ingest_cell
 from harness.outcomes import Outcome, SkipClass
 from tests.cellfactory import run_sample_cell
 

@@ -1,4 +1,4 @@
-"""The event-log reader (harness/merge/eventread.py): its compact pass lines read exactly as json
+"""The event-log reader (harness/ingest/eventlog_reader.py): its compact pass lines read exactly as json
 reads them, and its shortcut (pass lines kept as plain passes) held to its plain path on the
 committed real cells and on imported ones."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness import jsonio
-from harness.merge.eventread import compact_pass, read_events
+from harness.ingest.cell_reader import ingest_cell
+from harness.ingest.eventlog_reader import compact_pass, read_events
+from harness.ingest.plainstore import Gather
 from harness.merge.importjunit import ImportSpec, import_junit
-from harness.merge.ingest import ingest_cell
-from harness.merge.plainstore import Gather
 from tests.committed import all_cell_dirs
 from tests.conftest import REPO
 

@@ -1,4 +1,4 @@
-"""The streaming JUnit reader (harness/merge/junit.py) on real files of real producers
+"""The streaming JUnit reader (harness/ingest/junit_stream.py) on real files of real producers
 (tests/dialects/), and on those files damaged as runs damage them (cut short, garbage inside,
 huge bodies): what precedes a problem is kept, the problem is one message naming the file, text
 is capped head and tail, a passing test's output is never kept. Small hand-made XML only where no
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.merge.junit import (
+from harness.ingest.junit_stream import (
     MAX_DEPTH,
     OUTPUT_CAP,
     TEXT_CAP,

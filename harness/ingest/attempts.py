@@ -1,4 +1,4 @@
-"""Normalise every source of results into `Attempt`s, so one rule set (merge/decide.py's decide()) judges them.
+"""Normalise every source of results into `Attempt`s, so one rule set (ingest/decide.py's decide()) judges them.
 
 Sources: the cell plugin's phase reports (events.jsonl), JUnit testcases of any dialect, and
 the crash evidence a run leaves (a hard-timeout event, a test in flight when its process died
@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from harness.merge.decide import Attempt, Phase, Status
-from harness.merge.identity import is_jest_suite_failure
-from harness.merge.junit import JUnitCase, JUnitResult
+from harness.ingest.decide import Attempt, Phase, Status
+from harness.ingest.identity import is_jest_suite_failure
+from harness.ingest.junit_stream import JUnitCase, JUnitResult
 
 STRICT_XPASS: Final = "[XPASS(strict)]"
 UNRECORDED_FAILURE: Final = "failed; retried by pytest-rerunfailures, which wrote no text of this attempt to junit.xml"

@@ -4,7 +4,7 @@ Sources, in order of trust: events.jsonl (incremental, survives crashes), the JU
 (junit.xml, or the imported files under junit/), collected.json (the plan: what never ran is
 `not-run`), the faults-*.log files (the signal that killed a process) and the manifest (how
 the run ended). Each source is read once, as a stream, and turned into attempts
-(harness/merge/attempts.py); merge/decide.py's decide() judges every test from its attempts. Memory grows
+(harness/ingest/attempts.py); ingest/decide.py's decide() judges every test from its attempts. Memory grows
 with the number of tests, never with the bytes of output in the files: texts are capped as
 they are read. Every count is recomputed from these records; suite counters in XML are
 never read.
@@ -22,14 +22,13 @@ from typing import Any, Final
 from harness import jsonio
 from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manifest
 from harness.errors import InputError
-from harness.merge import attempts as normalise
-from harness.merge.cellformat import IMPORTED, CellReader, cell_reader
-from harness.merge.decide import Attempt, Phase, Status, decide, passed_plainly
-from harness.merge.eventlog import is_plain_pass
-from harness.merge.eventread import read_events
-from harness.merge.featuremap import FeatureMap, load_feature_map
-from harness.merge.junitread import junit_ends_well, junit_files, read_junit_files
-from harness.merge.plainstore import Gather, TestState, add_properties, plain_results, round_duration, shared_result
+from harness.ingest import attempts as normalise
+from harness.ingest.cellformat import IMPORTED, CellReader, cell_reader
+from harness.ingest.decide import Attempt, Phase, Status, decide, is_plain_pass, passed_plainly
+from harness.ingest.eventlog_reader import read_events
+from harness.ingest.featuremap import FeatureMap, load_feature_map
+from harness.ingest.junit_reader import junit_ends_well, junit_files, read_junit_files
+from harness.ingest.plainstore import Gather, TestState, add_properties, plain_results, round_duration, shared_result
 from harness.model import UNASSIGNED, TestResult, trim
 from harness.outcomes import Outcome, Scope
 from harness.regular_file import open_regular, read_regular
@@ -83,7 +82,7 @@ class CellResult:
 # -- sources -------------------------------------------------------------------------------------
 def read_collected(path: Path, gather: Gather, errors: list[str], reader: CellReader) -> None:
     """The plan: every collected test with its feature and scope (each cell format says how it
-    lists them: harness/merge/cellformat_v1.py, cellformat_v2.py), and the modules that failed to
+    lists them: harness/ingest/cellformat_v1.py, cellformat_v2.py), and the modules that failed to
     import (each an error row of its own)."""
     if not path.exists():
         return
@@ -203,7 +202,7 @@ def _result(
     call_passed = bool(test.passed & 2) and not plain
     if passed_plainly(call_passed, test.attempts, extra, signal, test.user_properties, test.output):
         # Every phase the log reported passed, the call among them, and nothing else is known:
-        # decide() says PASSED for that (tests/merge/test_decide.py holds it to it); most tests take
+        # decide() says PASSED for that (tests/ingest/test_decide.py holds it to it); most tests take
         # this way, which skips building their attempts and shares equal results.
         return shared_result(cache, Outcome.PASSED, round_duration(test.passed_time), test.scope or Scope.BACKEND)
     if test.reported and passed_plainly(call_passed, test.attempts):

@@ -1,11 +1,11 @@
 """The one rule set that decides a test's outcome from its attempts (docs/outcomes.md).
 
 Sources (the cell's event log, JUnit of any dialect, the crash evidence) are first turned into
-`Attempt`s by harness/merge/attempts.py; `decide()` is the only place an outcome is chosen, and
+`Attempt`s by harness/ingest/attempts.py; `decide()` is the only place an outcome is chosen, and
 it returns the test's result (harness/model.py's TestResult) itself. `simply_passed()` is the one
 rule for "this test simply passed": decide() takes it as its first step, and every shortcut that
 reaches the same verdict without building attempts (the plugin's `pass` lines, ingest's plain
-passes) is held to it by tests/merge/test_decide.py's table.
+passes) is held to it by tests/ingest/test_decide.py's table.
 """
 
 from __future__ import annotations
@@ -107,9 +107,28 @@ def passed_plainly(verdict_passed: bool, *more: object) -> bool:
     """simply_passed() for a test known without its attempts, as the shortcuts of ingest and the
     import see it: its verdict phase passed (`verdict_passed`) and nothing else was said of it: each
     of `more` (other attempts, a signal, properties, output, a message...) is empty or None. Every
-    shortcut that keeps a test as a bare pass asks this one question (tests/merge/test_decide.py
+    shortcut that keeps a test as a bare pass asks this one question (tests/ingest/test_decide.py
     holds it to simply_passed() and decide())."""
     return verdict_passed and not any(more)
+
+
+def is_plain_pass(result: TestResult) -> bool:
+    """A result a `pass` line says whole (its scope aside, which the plan gives): passed, once,
+    in a known time, with nothing else to keep."""
+    return passed_plainly(
+        result.outcome is Outcome.PASSED and result.attempts == 1 and result.duration is not None,
+        result.message is not None,
+        result.trace is not None,
+        result.output is not None,
+        result.skip_class is not None,
+        result.link is not None,
+        result.strict is not None,  # strict=False is something to keep too
+        result.signal is not None,
+        result.extra_messages,
+        result.properties,
+        result.run is not None,  # a later partial run's provenance: a pass line has none
+        result.at is not None,
+    )
 
 
 def passed_duration(durations: Sequence[float]) -> float | None:

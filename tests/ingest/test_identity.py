@@ -1,4 +1,4 @@
-"""Test identity across JUnit dialects (harness/merge/identity.py), the rules docs/outcomes.md
+"""Test identity across JUnit dialects (harness/ingest/identity.py), the rules docs/outcomes.md
 states, on the real files of tests/dialects/: pytest ids are node ids (xunit1 and xunit2 agree),
 a repeat of an id in one report is a run of that test (Go's reruns, Xcode's repeated suites), except
 in Jest, Mocha, CTest and TestNG, where every repeat is a test of its own numbered ` (2)`; a sibling
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.merge.identity import (
+from harness.ingest.identity import (
     IdentityRules,
     generic_id,
     is_jest,
@@ -19,7 +19,7 @@ from harness.merge.identity import (
     is_pytest,
     pytest_nodeid,
 )
-from harness.merge.junit import JUnitCase, JUnitRead, read_junit
+from harness.ingest.junit_stream import JUnitCase, JUnitRead, read_junit
 
 DIALECTS = Path(__file__).resolve().parents[1] / "dialects"
 

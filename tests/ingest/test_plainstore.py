@@ -1,9 +1,9 @@
-"""The plain-pass store (harness/merge/plainstore.py): plain passes decided in bulk, one shared
+"""The plain-pass store (harness/ingest/plainstore.py): plain passes decided in bulk, one shared
 result per (duration, scope), and a plain pass that turns out to have more to say moved out."""
 
 from __future__ import annotations
 
-from harness.merge.plainstore import Gather, plain_results
+from harness.ingest.plainstore import Gather, plain_results
 from harness.model import TestResult
 from harness.outcomes import Outcome, Scope
 

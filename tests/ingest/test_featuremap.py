@@ -1,4 +1,4 @@
-"""Feature maps (harness/merge/featuremap.py), as docs/cell-contract.md states them: ordered rules,
+"""Feature maps (harness/ingest/featuremap.py), as docs/cell-contract.md states them: ordered rules,
 the first match wins, a rule may list several globs, a test no rule matches goes to `unassigned`;
 `[features.<id>]` gives a row its title and release; a bad map is refused in one line that names
 the file (and the rule)."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.merge.featuremap import load_feature_map
+from harness.ingest.featuremap import load_feature_map
 from harness.model import UNASSIGNED
 
 DOCUMENTED = """

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from harness.merge.junit import JUnitCase, JUnitRead
+from harness.ingest.junit_stream import JUnitCase, JUnitRead
 
 PYTEST_ROOT_NAMES: Final = frozenset({"pytest tests"})
 PYTEST_SUITE_NAMES: Final = frozenset({"pytest"})

@@ -1,4 +1,4 @@
-"""Cell format 2 (harness/merge/cellformat_v2.py): the plan from collected.json's `groups` (ids per
+"""Cell format 2 (harness/ingest/cellformat_v2.py): the plan from collected.json's `groups` (ids per
 feature and scope); a `tests`-only collected.json is not this format's and is refused; hostile
 groups and ids are left out, the rest planned."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.merge.cellformat_v2 import read_plan
+from harness.ingest.cellformat_v2 import read_plan
 from harness.outcomes import Scope
 from tests.committed import CELLS, as_tests
 

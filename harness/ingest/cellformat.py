@@ -6,7 +6,7 @@ from typing import Any, Final, Protocol
 
 from harness.cell import CELL_FORMATS
 from harness.errors import InputError
-from harness.merge import cellformat_v1, cellformat_v2, cellformat_v3, cellformat_v4
+from harness.ingest import cellformat_v1, cellformat_v2, cellformat_v3, cellformat_v4
 from harness.outcomes import Scope
 
 Plan = dict[str, tuple[str | None, Scope | None]]  # test id -> (feature, scope)

@@ -1,4 +1,4 @@
-"""Which reader reads a cell (harness/merge/cellformat.py): one per cell format, chosen by the
+"""Which reader reads a cell (harness/ingest/cellformat.py): one per cell format, chosen by the
 manifest's `cell_format`; an unknown format is refused by name. A committed real cell (format 2)
 rewritten as format 1 wrote it reads to the same results."""
 
@@ -12,9 +12,9 @@ import pytest
 
 from harness.cell import CELL_FORMATS
 from harness.errors import InputError
-from harness.merge import cellformat_v1, cellformat_v2
-from harness.merge.cellformat import READERS, cell_reader
-from harness.merge.ingest import ingest_cell
+from harness.ingest import cellformat_v1, cellformat_v2
+from harness.ingest.cell_reader import ingest_cell
+from harness.ingest.cellformat import READERS, cell_reader
 from tests.committed import CELLS, as_finish_lines, as_tests
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from harness.merge.cellformat_v1 import read_groups
+from harness.ingest.cellformat_v1 import read_groups
 from harness.outcomes import Scope
 
 FORMAT: Final = 2

@@ -2,7 +2,7 @@
 
 The table at the bottom runs each shape of test through the whole fast path as it happens in a
 real run: the cell plugin's hooks (harness/run/cellplugin) write events.jsonl (a `pass` line for
-a test that only passed, else `report` and `finish` lines), ingest (harness/merge/ingest.py) reads
+a test that only passed, else `report` and `finish` lines), ingest (harness/ingest/cell_reader.py) reads
 it with its shortcuts for plain passes, and the result must equal what decide() says of the same
 reports as attempts. A shortcut that drifts from the rule fails here, in the fast tier.
 """
@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from harness.merge import attempts as normalise
-from harness.merge.decide import (
+from harness.ingest import attempts as normalise
+from harness.ingest.cell_reader import ingest_cell
+from harness.ingest.decide import (
     Attempt,
     Phase,
     Status,
@@ -24,7 +25,6 @@ from harness.merge.decide import (
     passed_plainly,
     simply_passed,
 )
-from harness.merge.ingest import ingest_cell
 from harness.outcomes import Outcome, SkipClass
 from harness.run.cellplugin.compat_cell_plugin import CellRecorder
 

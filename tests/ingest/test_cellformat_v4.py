@@ -1,4 +1,4 @@
-"""Cell format 4 (harness/merge/cellformat_v4.py): a cell `harness import` made. Its manifest says
+"""Cell format 4 (harness/ingest/cellformat_v4.py): a cell `harness import` made. Its manifest says
 format 4, its plain passes are `passes` lines, the originals are kept gzipped (byte for byte, their
 sha256 in the manifest), and the merge reads its event log only: with the copies gone the cell
 reads the same."""
@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 from harness.cell import read_manifest
-from harness.merge import cellformat_v3, ingest
-from harness.merge.cellformat_v4 import FORMAT, read_plan
+from harness.ingest import cell_reader as ingest
+from harness.ingest import cellformat_v3
+from harness.ingest.cellformat_v4 import FORMAT, read_plan
 from harness.merge.importjunit import ImportSpec, import_junit
 from tests.conftest import REPO
 

@@ -1,6 +1,6 @@
 """Cell format 4 (December 2026 on): a cell `harness import` made, its plain passes batched.
 
-As format 3 (harness/merge/cellformat_v3.py: the JUnit read and decided once, at import time; the
+As format 3 (harness/ingest/cellformat_v3.py: the JUnit read and decided once, at import time; the
 originals kept gzipped under junit/ for provenance; collected.json's `groups` for the tests whose
 report named their feature or scope), except that the tests that simply passed are written up to
 a thousand to a line, `{"event": "passes", "nodeids": [...], "durations": [...]}` (the same
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from harness.merge.cellformat_v3 import read_plan
+from harness.ingest.cellformat_v3 import read_plan
 
 FORMAT: Final = 4
 PLAIN_FINISH: Final = False
