@@ -4,6 +4,7 @@
     images/  host/             what a cell runs in (recipes, build, push, prune, wheelhouse, verification,
                                the engine) and what this machine is (GPUs, driver, doctor)
     run/                       the cell runner; the one wing that may use images/ and host/
+    importer/                  writes a cell from another CI's JUnit: a producer beside run (reads it with ingest/)
     ingest/                    reads one cell (any format) into records; owns the one plain-pass rule
     merge/                     combines the records of many cells into the model (uses ingest/)
     publish/                   reads the model; uses none of images/, host/, run/, ingest/, merge/
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-WINGS = ("images", "host", "run", "ingest", "merge", "publish")
+WINGS = ("images", "host", "run", "importer", "ingest", "merge", "publish")
 
 
 def _module_name(path: Path) -> str:
@@ -83,6 +84,7 @@ ALLOWED = {
     "images": {"core", "images"},
     "host": {"core", "host"},
     "run": {"core", "images", "host", "run"},
+    "importer": {"core", "ingest", "importer"},
     "ingest": {"core", "ingest"},
     "merge": {"core", "ingest", "merge"},
     "publish": {"core", "publish"},

@@ -14,9 +14,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest.cell_reader import ingest_cell
 from harness.ingest.featuremap import FeatureMap
-from harness.merge.importjunit import ImportSpec, import_junit
 from harness.model import UNASSIGNED
 
 HELP = "turn bare JUnit files (another CI's, a vendor's) into a cell, with the backend and build you state"

@@ -64,7 +64,7 @@ class _BoundedLines:
             yield rest
 
 
-# The pass lines `harness import` writes (harness/merge/eventlog.py), read without building a dict:
+# The pass lines `harness import` writes (harness/importer/eventlog_writer.py), read without building a dict:
 # most lines of an imported cell. One regular expression takes an id without quotes, backslashes or
 # control characters and a plain number; compact_pass() returns what json would, or None to take
 # the json path; tests/ingest/test_eventlog_reader.py holds it to json on hostile ids and numbers.

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest import cell_reader as ingest
 from harness.ingest.cellformat_v3 import FORMAT, read_plan
-from harness.merge.importjunit import ImportSpec, import_junit
 from harness.outcomes import Scope
 from tests.conftest import REPO
 

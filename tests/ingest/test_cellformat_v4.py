@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 from harness.cell import read_manifest
+from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest import cell_reader as ingest
 from harness.ingest import cellformat_v3
 from harness.ingest.cellformat_v4 import FORMAT, read_plan
-from harness.merge.importjunit import ImportSpec, import_junit
 from tests.conftest import REPO
 
 SUREFIRE = REPO / "tests" / "dialects" / "surefire" / "junit"

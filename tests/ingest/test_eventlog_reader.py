@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness import jsonio
+from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest.cell_reader import ingest_cell
 from harness.ingest.eventlog_reader import compact_pass, read_events
 from harness.ingest.plainstore import Gather
-from harness.merge.importjunit import ImportSpec, import_junit
 from tests.committed import all_cell_dirs
 from tests.conftest import REPO
 

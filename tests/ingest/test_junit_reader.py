@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from harness.cell import read_manifest
+from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest.attempts import case_attempts
 from harness.ingest.cell_reader import CellFeatures, CellResult, decide_cell
 from harness.ingest.decide import decide
 from harness.ingest.junit_reader import junit_files, junit_plain_pass, read_junit_files
 from harness.ingest.junit_stream import JUnitRead, iter_junit
 from harness.ingest.plainstore import Gather
-from harness.merge.importjunit import ImportSpec, import_junit
 from harness.outcomes import Outcome
 from tests.committed import cell_dirs
 from tests.conftest import REPO

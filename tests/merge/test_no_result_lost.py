@@ -18,7 +18,7 @@ from xml.sax.saxutils import quoteattr
 
 import pytest
 
-from harness.merge.importjunit import ImportSpec, import_junit
+from harness.importer.junit_import import ImportSpec, import_junit
 from harness.model import TestResult
 from harness.outcomes import Outcome
 

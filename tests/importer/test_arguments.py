@@ -1,6 +1,6 @@
-"""The import's argument and input checks (harness/merge/importcheck.py), one rule each, checked before
+"""The import's argument and input checks (harness/importer/arguments.py), one rule each, checked before
 anything is written; the whole door (harness import end to end) is in tests/faults/test_import_faults.py
-and tests/merge/test_importjunit.py."""
+and tests/importer/test_junit_import.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError, UsageError
-from harness.merge import importcheck
+from harness.importer import arguments as importcheck
 
 
 def test_the_cell_id_is_a_usage_error_when_bad() -> None:

@@ -39,13 +39,7 @@ from harness.cell import (
     utc_now,
 )
 from harness.errors import InputError, UsageError
-from harness.ingest import cellformat_v4
-from harness.ingest.cell_reader import FEATURE_MAP, CellFeatures, CellResult, decide_cell
-from harness.ingest.featuremap import FeatureMap, parse_feature_map
-from harness.ingest.junit_reader import JUNIT_DIR, read_junit_files
-from harness.ingest.plainstore import Gather
-from harness.merge.eventlog import write_cell_log
-from harness.merge.importcheck import (
+from harness.importer.arguments import (
     check_backend,
     check_cell_id,
     check_input,
@@ -55,6 +49,12 @@ from harness.merge.importcheck import (
     copied_name,
     open_input,
 )
+from harness.importer.eventlog_writer import write_cell_log
+from harness.ingest import cellformat_v4
+from harness.ingest.cell_reader import FEATURE_MAP, CellFeatures, CellResult, decide_cell
+from harness.ingest.featuremap import FeatureMap, parse_feature_map
+from harness.ingest.junit_reader import JUNIT_DIR, read_junit_files
+from harness.ingest.plainstore import Gather
 from harness.model import TestResult
 from harness.probe import Probe
 from harness.registry import Backend
@@ -192,7 +192,7 @@ class CopyingReader:
     interpreter's lock on large blocks) run in a thread beside the parse, on the second core, and
     zlib writes the gzip format itself (its own CRC, no second pass over each block).
     `plain=True` hashes and compresses each block in the read, one after the other;
-    tests/merge/test_importjunit.py holds both to the same copy and hash."""
+    tests/importer/test_junit_import.py holds both to the same copy and hash."""
 
     def __init__(self, source: Path, target: Path, *, plain: bool = False) -> None:
         self.source: BinaryIO = open_input(source)

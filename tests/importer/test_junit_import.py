@@ -15,11 +15,11 @@ from xml.etree import ElementTree
 import pytest
 
 from harness.errors import UsageError
+from harness.importer.arguments import check_backend, check_torch, check_url, copied_name
+from harness.importer.junit_import import CopyingReader, ImportSpec, import_junit
 from harness.ingest import cell_reader as ingest
 from harness.ingest.featuremap import glob_problem
 from harness.ingest.junit_stream import RERUN_TAGS, JUnitRead, iter_junit
-from harness.merge.importcheck import check_backend, check_torch, check_url, copied_name
-from harness.merge.importjunit import CopyingReader, ImportSpec, import_junit
 from harness.outcomes import Outcome
 from tests.conftest import REPO
 
@@ -216,7 +216,7 @@ def test_the_import_reads_with_the_collector_paused_and_gives_it_back(tmp_path: 
     import gc
 
     from harness.errors import InputError
-    from harness.merge import importjunit
+    from harness.importer import junit_import as importjunit
 
     seen: list[bool] = []
     read = importjunit.read_junit_files

@@ -1,4 +1,4 @@
-"""The compact event log of an imported cell (harness/merge/eventlog.py): what the import decided
+"""The compact event log of an imported cell (harness/importer/eventlog_writer.py): what the import decided
 from the XML is exactly what every later merge reads back from the log, on every real report of
 every dialect; a pass line only for a result it says whole."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.importer import eventlog_writer as eventlog
+from harness.importer.eventlog_writer import write_cell_log
+from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest import cell_reader as ingest
 from harness.ingest.decide import is_plain_pass
 from harness.ingest.eventlog_reader import read_events
 from harness.ingest.plainstore import Gather
-from harness.merge import eventlog
-from harness.merge.eventlog import write_cell_log
-from harness.merge.importjunit import ImportSpec, import_junit
 from harness.model import TestResult
 from harness.outcomes import Outcome, Scope, SkipClass
 from tests.conftest import REPO
