@@ -7,6 +7,7 @@
     importer/                  writes a cell from another CI's JUnit: a producer beside run (reads it with ingest/)
     ingest/                    reads one cell (any format) into records; owns the one plain-pass rule
     merge/                     combines the records of many cells into the model (uses ingest/)
+    github/                    the GitHub REST client, a run's artifacts polled as they arrive, the PR comment posted
     publish/                   reads the model; uses none of images/, host/, run/, ingest/, merge/
     commands/, cli.py          the thin CLI on top, the only place that joins the wings; no verb imports
                                another verb (shared option helpers are `_`-prefixed modules)
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-WINGS = ("images", "host", "run", "importer", "ingest", "merge", "publish")
+WINGS = ("images", "host", "run", "importer", "ingest", "merge", "publish", "github")
 
 
 def _module_name(path: Path) -> str:
@@ -88,6 +89,7 @@ ALLOWED = {
     "ingest": {"core", "ingest"},
     "merge": {"core", "ingest", "merge"},
     "publish": {"core", "publish"},
+    "github": {"core", "github"},
     "cli": {"core", *WINGS, "cli"},
 }
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from harness import outputs
 from harness.errors import UsageError
-from harness.github_api import GitHub
-from harness.merge.collect import collect, late_candidates, late_cells, parse_duration, say_duration
+from harness.github.artifacts import collect, late_candidates, late_cells, parse_duration, say_duration
+from harness.github.client import GitHub
 from harness.plan import plan_json, read_plan
 
 HELP = "collect a workflow run's cells from its artifacts, with a deadline for cells no runner picked up"

@@ -47,8 +47,9 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _post(args: argparse.Namespace) -> int:
-    from harness.github_api import GitHub, is_refusal
-    from harness.publish.pr_comment import check_body, post_comment
+    from harness.github.client import GitHub, is_refusal
+    from harness.github.comment import check_body, post_comment
+    from harness.publish.render.prcomment import COMMENT_LIMIT, MARKER
 
     text = args.pr.strip()
     if not text.isdigit() or int(text) < 1:
@@ -57,9 +58,11 @@ def _post(args: argparse.Namespace) -> int:
         body = args.body.read_text(encoding="utf-8")
     except OSError as err:
         raise UsageError(f"{args.body}: cannot read the comment ({err.strerror})") from None
-    check_body(body)
+    check_body(body, marker=MARKER, limit=COMMENT_LIMIT)
     try:
-        done = post_comment(GitHub(args.repo), int(text), body, head_sha=args.head_sha)
+        done = post_comment(
+            GitHub(args.repo), int(text), body, marker=MARKER, limit=COMMENT_LIMIT, head_sha=args.head_sha
+        )
     except HarnessError as err:
         if not is_refusal(err):
             raise

@@ -1,4 +1,4 @@
-"""Posting the pull request comment (harness/publish/pr_comment.py, `harness comment post`): created once,
+"""Posting the pull request comment (harness/github/comment.py, `harness comment post`): created once,
 then updated in place, through GitHub's REST API, here a local stand-in that records and checks every
 request (tests/workflows/github_standin.py). The same stand-in serves the workflow runs under act."""
 

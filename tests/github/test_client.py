@@ -1,4 +1,4 @@
-"""The GitHub REST client (harness/github_api.py) against the API stand-in (tests/workflows/github_standin.py):
+"""The GitHub REST client (harness/github/client.py) against the API stand-in (tests/workflows/github_standin.py):
 pages of results, the artifact download redirected to storage without the token, one-line refusals."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UsageError
-from harness.github_api import GitHub, GitHubError, is_refusal
+from harness.github.client import GitHub, GitHubError, is_refusal
 from tests.workflows.github_standin import GitHubStandIn
 
 REPO_NAME = "torch-compat/torch-compat"

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.errors import UsageError
-from harness.github_api import GitHub
-from harness.publish.render.prcomment import COMMENT_LIMIT, MARKER
+from harness.github.client import GitHub
 
 BOT: Final = "github-actions[bot]"
 
@@ -22,16 +21,26 @@ class Posted:
     url: str
 
 
-def check_body(body: str) -> None:
-    if MARKER not in body:
+def check_body(body: str, *, marker: str, limit: int) -> None:
+    """The body carries our marker (how the next push finds this comment) and fits GitHub's limit."""
+    if marker not in body:
         raise UsageError("the comment body has no marker (write it with `harness comment render`)")
-    if len(body) > COMMENT_LIMIT:
-        raise UsageError(f"the comment body is {len(body)} characters; GitHub takes at most {COMMENT_LIMIT}")
+    if len(body) > limit:
+        raise UsageError(f"the comment body is {len(body)} characters; GitHub takes at most {limit}")
 
 
-def post_comment(api: GitHub, number: int, body: str, *, head_sha: str | None = None, author: str = BOT) -> Posted:
-    """Create the comment, or update ours in place."""
-    check_body(body)
+def post_comment(
+    api: GitHub,
+    number: int,
+    body: str,
+    *,
+    marker: str,
+    limit: int,
+    head_sha: str | None = None,
+    author: str = BOT,
+) -> Posted:
+    """Create the comment, or update ours (the one by `author` that carries `marker`) in place."""
+    check_body(body, marker=marker, limit=limit)
     if head_sha is not None:
         head = api.pull_head(number)
         if head != head_sha:
@@ -42,7 +51,7 @@ def post_comment(api: GitHub, number: int, body: str, *, head_sha: str | None = 
     ours = [
         c
         for c in api.comments(number)
-        if MARKER in str(c.get("body") or "") and str((c.get("user") or {}).get("login") or "") == author
+        if marker in str(c.get("body") or "") and str((c.get("user") or {}).get("login") or "") == author
     ]
     if ours:
         found = api.update_comment(int(ours[0]["id"]), body)

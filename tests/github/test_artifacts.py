@@ -1,4 +1,4 @@
-"""Collecting a run's cells with a deadline (harness/merge/collect.py), against a store of artifacts that
+"""Collecting a run's cells with a deadline (harness/github/artifacts.py), against a store of artifacts that
 fills as the clock moves (the real API is exercised under act: tests/workflows/)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError, UsageError
-from harness.github_api import Artifact, Job
-from harness.merge.collect import collect, late_candidates, late_cells, parse_duration, unpack
+from harness.github.artifacts import collect, late_candidates, late_cells, parse_duration, unpack
+from harness.github.client import Artifact, Job
 from harness.merge.combine import merge_cell_dirs
 from harness.plan import PlannedCell, read_plan
 from tests.publishing_cells import real_cells

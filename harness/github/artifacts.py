@@ -28,7 +28,7 @@ from typing import Final, Protocol
 
 from harness import outputs
 from harness.errors import HarnessError, InputError, UsageError
-from harness.github_api import Artifact, Job
+from harness.github.client import Artifact, Job
 
 CELL_PREFIX: Final = "cell-"
 JOB_NAME: Final = "cell {cell_id}"  # matrix.yml's name for a cell job (GitHub prefixes a caller's: "matrix / ...")
