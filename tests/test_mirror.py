@@ -35,7 +35,7 @@ COVERED_ELSEWHERE: Final[dict[str, tuple[str, ...]]] = {
     "images/image_build.py": ("tests/docker/test_images.py",),
     "run/container.py": ("tests/docker/test_container_run.py",),
     # Detects the host's GPUs and tools: tested with fake hosts (fake tools on PATH) beside its judge.
-    "host/host.py": ("tests/host/test_doctor.py",),
+    "host/facts.py": ("tests/host/test_doctor.py",),
     # The pytest plugin runs inside pytest: its tests are real runs of sample suites (every outcome
     # it records, read back by ingest; the device pinning of its workers).
     "run/cellplugin/compat_cell_plugin.py": ("tests/ingest/test_cell_reader.py", "tests/run/test_execute.py"),

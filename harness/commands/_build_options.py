@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.images import images
+from harness.images import recipes
 from harness.registry import CHANNELS, Backend
 
 CHANNEL_HELP = (
@@ -18,40 +18,40 @@ CHANNEL_HELP = (
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("image build (container mode)")
-    group.add_argument("--base-image", help=f"base image (default: the registry's; env {images.ENV_BASE_IMAGE})")
+    group.add_argument("--base-image", help=f"base image (default: the registry's; env {recipes.ENV_BASE_IMAGE})")
     group.add_argument(
         "--image-python",
         dest="image_python",
-        help=f"interpreter package in the image (default python3; env {images.ENV_PYTHON})",
+        help=f"interpreter package in the image (default python3; env {recipes.ENV_PYTHON})",
     )
     group.add_argument(
-        "--torch", help=f"torch version or requirement (default {images.DEFAULT_TORCH}; env {images.ENV_TORCH})"
+        "--torch", help=f"torch version or requirement (default {recipes.DEFAULT_TORCH}; env {recipes.ENV_TORCH})"
     )
     group.add_argument("--channel", choices=CHANNELS, help=CHANNEL_HELP)
     group.add_argument(
-        "--index-url", help=f"torch wheel index (default: the registry's, of the channel; env {images.ENV_INDEX_URL})"
+        "--index-url", help=f"torch wheel index (default: the registry's, of the channel; env {recipes.ENV_INDEX_URL})"
     )
     group.add_argument(
-        "--package-index-url", help=f"index for pytest and friends (default PyPI; env {images.ENV_PACKAGE_INDEX_URL})"
+        "--package-index-url", help=f"index for pytest and friends (default PyPI; env {recipes.ENV_PACKAGE_INDEX_URL})"
     )
     group.add_argument(
         "--wheelhouse",
         type=Path,
-        help=f"install every wheel from this folder, with no index (env {images.ENV_WHEELHOUSE}); "
+        help=f"install every wheel from this folder, with no index (env {recipes.ENV_WHEELHOUSE}); "
         "`harness wheelhouse` makes one",
     )
     group.add_argument(
-        "--ca-bundle", type=Path, help=f"extra CA certificates (PEM) for a TLS proxy (env {images.ENV_CA_BUNDLE})"
+        "--ca-bundle", type=Path, help=f"extra CA certificates (PEM) for a TLS proxy (env {recipes.ENV_CA_BUNDLE})"
     )
     group.add_argument(
-        "--build-network", help=f"network mode of build steps, e.g. host or none (env {images.ENV_BUILD_NETWORK})"
+        "--build-network", help=f"network mode of build steps, e.g. host or none (env {recipes.ENV_BUILD_NETWORK})"
     )
     group.add_argument("--rebuild", action="store_true", help="build even when an image with the same inputs exists")
     group.add_argument("--build-log", action="store_true", help="print every line of the build, not only its steps")
 
 
-def spec_from_args(args: argparse.Namespace, backend_id: str | Backend) -> images.BuildSpec:
-    return images.build_spec(
+def spec_from_args(args: argparse.Namespace, backend_id: str | Backend) -> recipes.BuildSpec:
+    return recipes.build_spec(
         backend_id,
         base_image=args.base_image,
         python=args.image_python,

@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_build_arguments, spec_from_args
-from harness.images import docker_engine, image_build, images
+from harness.images import docker_engine, image_build, recipes
 
 HELP = "build the image of one backend (reused when its inputs are unchanged); --push: once, to a registry, by digest"
 
@@ -45,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args, args.backend)
     if args.dry_run:
-        plan = images.plan_build(spec)
-        print(json.dumps(images.plan_facts(plan), indent=2) if args.json else "\n".join(images.render_plan(plan)))
+        plan = recipes.plan_build(spec)
+        print(json.dumps(recipes.plan_facts(plan), indent=2) if args.json else "\n".join(recipes.render_plan(plan)))
         return 0
     if args.push:
         from harness.images.push import check_registry
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             return _push(args, spec, client)
         result = image_build.ensure_image(spec, client, rebuild=args.rebuild, progress=_stderr, verbose=args.build_log)
         if args.json:
-            facts = images.describe_image(client.images.get(result.ref), result.ref)
+            facts = recipes.describe_image(client.images.get(result.ref), result.ref)
             print(json.dumps({**facts, "reused": result.reused}, indent=2))
         else:
             print(result.ref)
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _push(args: argparse.Namespace, spec: images.BuildSpec, client: Any) -> int:
+def _push(args: argparse.Namespace, spec: recipes.BuildSpec, client: Any) -> int:
     """Build once for every runner: the registry's digest reference is the one line on stdout."""
     from harness.images.push import publish_image
 

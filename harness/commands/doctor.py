@@ -15,7 +15,7 @@ import sys
 
 from harness.host.doctor import make_report, resolve_release
 from harness.host.doctor_text import render_text
-from harness.host.host import detect_host, inspect_torch, root_from_env
+from harness.host.facts import detect_host, inspect_torch, root_from_env
 from harness.registry import load_registry
 
 HELP = "say what this host can run: its GPUs, the installed torch, which builds run here, and the install line"

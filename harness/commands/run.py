@@ -27,7 +27,7 @@ from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.host.doctor import make_report
-from harness.host.host import detect_host, root_from_env
+from harness.host.facts import detect_host, root_from_env
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import CellRun, cell_dirs, older_no_data

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.commands._args import BACKEND_HELP, backend_id
 from harness.commands._build_options import CHANNEL_HELP
-from harness.images import images, wheelhouse
+from harness.images import recipes, wheelhouse
 from harness.registry import CHANNELS
 
 HELP = "download the wheels an offline image build of one backend needs"
@@ -22,7 +22,7 @@ HELP = "download the wheels an offline image build of one backend needs"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", required=True, type=backend_id, help=f"whose wheels to get: {BACKEND_HELP}")
     parser.add_argument("-o", "--output", type=Path, required=True, help="the wheelhouse folder (made if absent)")
-    parser.add_argument("--torch", help=f"torch version or requirement (default {images.DEFAULT_TORCH})")
+    parser.add_argument("--torch", help=f"torch version or requirement (default {recipes.DEFAULT_TORCH})")
     parser.add_argument("--channel", choices=CHANNELS, help=CHANNEL_HELP)
     parser.add_argument("--index-url", help="torch wheel index (default: the registry's of the channel, or a mirror)")
     parser.add_argument("--package-index-url", help=f"index for everything else (default {wheelhouse.PYPI})")

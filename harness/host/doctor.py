@@ -1,6 +1,6 @@
 """What this host can run: each build variant judged against its GPUs, the installed torch, and the install line.
 
-harness/host/host.py detects (GPUs, driver, the interpreter's torch); this module judges against the
+harness/host/facts.py detects (GPUs, driver, the interpreter's torch); this module judges against the
 registry (harness/backends.toml): per variant, whether it runs here and why (driver >= the variant's
 min_driver, the GPU's compute capability or gfx target in the variant's compiled list, an Intel GPU
 on PyTorch's XPU list), for the asked release and every listed one; then one recommendation with its
@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Final
 
 from harness.errors import UsageError
-from harness.host.host import Gpu, Host, InstalledTorch, Vendor, detect_host, root_from_env
+from harness.host.facts import Gpu, Host, InstalledTorch, Vendor, detect_host, root_from_env
 from harness.registry import Backend, Registry, Release, load_registry
 from harness.torch_build import parse_version
 

@@ -1,6 +1,6 @@
 """Tables that name a GPU from what the host shows: Intel PCI device ids, and NVIDIA names as a fallback.
 
-Data only; harness/host/host.py looks things up here, harness/host/doctor.py decides what they mean.
+Data only; harness/host/facts.py looks things up here, harness/host/doctor.py decides what they mean.
 
 Intel: the device ids of each family as the Linux kernel groups them in `include/drm/intel/pciids.h`
 (torvalds/linux at 0755a4e3e809610a14befc9ad28d35e2e460da68; the macro named in each comment).

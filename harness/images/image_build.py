@@ -1,4 +1,4 @@
-"""Build a planned image (harness/images/images.py) through the Docker SDK, never the docker CLI, and
+"""Build a planned image (harness/images/recipes.py) through the Docker SDK, never the docker CLI, and
 leave nothing behind but the image.
 
 - An image whose tag (the hash of its inputs) exists is reused, not rebuilt.
@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.errors import InfrastructureError
-from harness.images import images
-from harness.images.images import COMMON_DOCKERFILE, INSTALL_SCRIPT, BuildPlan, BuildSpec, BuildStep, Progress
+from harness.images import recipes
 from harness.images.oci_container import ContainerRefused, OCIContainer, install_name_prefix, remove_stale
+from harness.images.recipes import COMMON_DOCKERFILE, INSTALL_SCRIPT, BuildPlan, BuildSpec, BuildStep, Progress
 
 if TYPE_CHECKING:
     import docker
@@ -86,7 +86,7 @@ def ensure_image(
     verbose: bool = False,
 ) -> ImageResult:
     """The image for `spec`: reused when its tag (the inputs' hash) exists, else built and verified."""
-    plan = images.plan_build(spec)
+    plan = recipes.plan_build(spec)
     existing = None if rebuild else find_image(client, plan.tag)
     if existing is not None:
         progress(f"reusing image {plan.tag} (its build inputs are unchanged)")
@@ -97,7 +97,7 @@ def ensure_image(
     for name in remove_stale(client):
         progress(f"removed container {name}, left by a run that was killed")
     with tempfile.TemporaryDirectory(prefix="torch-compat-context-") as tmp:
-        context = images.assemble_context(plan, Path(tmp))
+        context = recipes.assemble_context(plan, Path(tmp))
         image_id = ""
         for index, step in enumerate(plan.steps):
             if index == 0 and spec.wheelhouse:
@@ -134,7 +134,7 @@ def install_venv(
     assert spec.wheelhouse is not None
     local = docker_engine.is_local(client)
     argv = [
-        "bash", f"/opt/torch-compat/{INSTALL_SCRIPT}", spec.python, spec.requirement, " ".join(images.TEST_PACKAGES),
+        "bash", f"/opt/torch-compat/{INSTALL_SCRIPT}", spec.python, spec.requirement, " ".join(recipes.TEST_PACKAGES),
         "wheelhouse", CONTAINER_WHEELHOUSE,
     ]  # fmt: skip
     options: dict[str, Any] = {"image": system_image, "network_mode": "none", "user": "0:0", "working_dir": "/"}
@@ -208,7 +208,7 @@ def run_build_step(
     cause. Stage images nothing uses are removed afterwards, whether the build worked or not."""
     import docker.errors
 
-    buildargs = {**step.buildargs, **images.proxy_buildargs()}
+    buildargs = {**step.buildargs, **recipes.proxy_buildargs()}
     tail: deque[str] = deque(maxlen=40)
     current_step = ""
     made = _StepRun()

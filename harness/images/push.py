@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.errors import InfrastructureError, UsageError
-from harness.images import image_build, images
-from harness.images.images import BuildSpec, Progress
+from harness.images import image_build, recipes
+from harness.images.recipes import BuildSpec, Progress
 
 if TYPE_CHECKING:
     import docker
@@ -112,7 +112,7 @@ def publish_image(
 ) -> Pushed:
     """The image of `spec` in `registry`, by digest: looked up first, else built (or reused) and pushed."""
     registry = check_registry(registry)
-    plan = images.plan_build(spec)
+    plan = recipes.plan_build(spec)
     repository, tag = remote_name(registry, plan.tag)
     if not rebuild:
         found = remote_digest(client, f"{repository}:{tag}")

@@ -1,7 +1,7 @@
 """Check that the torch in an image is the build its backend claims and that its wheels are whole;
 the last step of every image build.
 
-Copied into the build context by harness/images/images.py, with torch_build.py (is this the backend's
+Copied into the build context by harness/images/recipes.py, with torch_build.py (is this the backend's
 build?) and library_check.py (every bundled shared library present and loading) beside it, and
 run inside the image as
 `python verify_torch.py --backend cu130 --local-tag cu130 --build cuda --runtime 13.0 [--version 2.13.0]`.

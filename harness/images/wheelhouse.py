@@ -26,7 +26,7 @@ from typing import Final
 
 from harness import outputs
 from harness.errors import InfrastructureError, UsageError
-from harness.images import images
+from harness.images import recipes
 from harness.registry import Backend, get_backend
 from harness.torch_build import TorchFacts, build_of, mismatches
 
@@ -40,7 +40,7 @@ KNOWN_BASES: Final = (
     ("ubuntu:22.04", "3.10", 35),
     ("jammy", "3.10", 35),
 )
-EXTRA_PACKAGES: Final = ()  # beyond torch and images.TEST_PACKAGES (numpy is one of those)
+EXTRA_PACKAGES: Final = ()  # beyond torch and recipes.TEST_PACKAGES (numpy is one of those)
 # pip settings that decide where packages come from: this command decides that itself.
 # (A constraint decides what may be downloaded too: a machine whose pip caps torch at 2.14.1 must
 # still be able to make a 2.15.0 wheelhouse, since --torch pins it.)
@@ -103,7 +103,7 @@ def download_argv(
         argv += ["--extra-index-url", package_index_url]
     for platform in target.platforms:
         argv += ["--platform", platform]
-    return [*argv, requirement, *images.TEST_PACKAGES, *EXTRA_PACKAGES]
+    return [*argv, requirement, *recipes.TEST_PACKAGES, *EXTRA_PACKAGES]
 
 
 def pip_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -231,7 +231,7 @@ def make_wheelhouse(
     progress: Callable[[str], None] = print,
 ) -> Wheelhouse:
     backend = get_backend(backend_id)
-    spec = images.build_spec(
+    spec = recipes.build_spec(
         backend_id,
         torch=torch,
         base_image=base_image,

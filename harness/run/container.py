@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from harness.errors import UsageError
-from harness.images import images
+from harness.images import recipes
 from harness.images.oci_container import (
     CELL_LABEL,
     PURPOSE_LABEL,
@@ -44,7 +44,7 @@ DOCKER_FAILED: Final = 125  # docker run's own code for "the engine could not ru
 @dataclass(frozen=True, kw_only=True)
 class ContainerSettings:
     image: str | None = None  # use this image instead of building one
-    build: images.BuildSpec | None = None  # how to build it (None: from the registry and HARNESS_* variables)
+    build: recipes.BuildSpec | None = None  # how to build it (None: from the registry and HARNESS_* variables)
     rebuild: bool = False
     build_log: bool = False
     memory: str | None = None  # hard memory limit, e.g. 16g (swap included)
@@ -205,11 +205,11 @@ def _image_uid(image: Any) -> int:
     for text in (labels.get("torch-compat.uid", ""), user.partition(":")[0]):
         if text.isdigit() and int(text) != 0:
             return int(text)
-    return images.DEFAULT_UID
+    return recipes.DEFAULT_UID
 
 
 def resolve_image(
-    client: docker.DockerClient, backend: Backend, settings: ContainerSettings, progress: images.Progress
+    client: docker.DockerClient, backend: Backend, settings: ContainerSettings, progress: recipes.Progress
 ) -> tuple[str, Any]:
     """The image ref and object: the one asked for (pulled if absent), or built/reused from the registry."""
     import docker.errors
@@ -227,7 +227,7 @@ def resolve_image(
                     f"image {settings.image} is not here and cannot be pulled: {err}"
                 ) from None
         return settings.image, image
-    spec = settings.build or images.build_spec(backend)
+    spec = settings.build or recipes.build_spec(backend)
     result = image_build.ensure_image(
         spec, client, rebuild=settings.rebuild, progress=progress, verbose=settings.build_log
     )
@@ -239,7 +239,7 @@ def run_containerized(
     image: str | None = None,
     settings: ContainerSettings | None = None,
     *,
-    progress: images.Progress | None = None,
+    progress: recipes.Progress | None = None,
 ) -> CellOutcome:
     """Run one cell of `opts.backend` in its container. Problems of the host (no device, no image)
     end as an infrastructure-error cell (NO DATA); only a missing Docker engine is raised directly."""
@@ -252,7 +252,7 @@ def run_containerized(
     if image and not settings.image:
         settings = dataclasses.replace(settings, image=image)
     # The cell id, decided once: it names the torch build the image installs, when a build says it.
-    planned_torch = None if settings.image else (settings.build or images.build_spec(backend)).exact_version
+    planned_torch = None if settings.image else (settings.build or recipes.build_spec(backend)).exact_version
     opts = dataclasses.replace(opts, cell_id=resolve_cell_id(opts, backend, planned_torch))
     say = progress or _stderr
     client = docker_engine.connect()
@@ -268,7 +268,7 @@ def run_containerized(
             ref, image_obj = resolve_image(client, backend, settings, say)
         except image_build.ImageBuildError as err:
             return refuse_cell(opts, backend, "container", f"no {backend.id} image: {err}; {'nothing ran'}")
-        info = images.describe_image(image_obj, ref)
+        info = recipes.describe_image(image_obj, ref)
         user = docker_options.run_user(_image_uid(image_obj), rootless=docker_engine.is_rootless(client))
         for note in docker_options.device_options(backend, cdi=settings.cdi, local=local)[1]:
             say(f"note: {note}")

@@ -97,7 +97,7 @@ def base_image(docker_client: Any) -> str:
 
 @pytest.fixture(scope="session")
 def wheelhouse() -> Path:
-    from harness.images.images import TEST_PACKAGES
+    from harness.images.recipes import TEST_PACKAGES
 
     folder = CACHE / f"wheelhouse-cpu-{TEST_TORCH}"
     wanted = [p.replace("-", "_") for p in TEST_PACKAGES]
@@ -130,9 +130,9 @@ def build_env(base_image: str, wheelhouse: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def cpu_spec(build_env: dict[str, str]) -> Any:
-    from harness.images import images
+    from harness.images import recipes
 
-    return images.build_spec("cpu", env=build_env)
+    return recipes.build_spec("cpu", env=build_env)
 
 
 @pytest.fixture(scope="session")

@@ -231,14 +231,14 @@ def test_health_gate_inside_the_container(
     the probe inside the container finds a CPU build and no device, so the cell is an
     infrastructure error (NO DATA), never red tests. The device flags are the cpu backend's,
     because this host has no GPU runtime to pass; everything else is the real container path."""
-    from harness.images import images
+    from harness.images import recipes
 
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
     opts = RunOptions(
         suites_dir=suites, results_dir=tmp_path / "results", backend="cu126", cell_id=cell_id("cu126-broken"),
         workers="1", progress=False,
     )  # fmt: skip
-    info = images.describe_image(docker_client.images.get(cpu_image.ref), cpu_image.ref)
+    info = recipes.describe_image(docker_client.images.get(cpu_image.ref), cpu_image.ref)
     cpu = get_backend("cpu")
 
     def make(_backend: Any, cell_dir: Path, the_cell_id: str) -> ContainerLauncher:

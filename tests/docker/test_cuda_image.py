@@ -11,7 +11,7 @@ wheelhouse refused in 171 s), cu132's 6.6 min (3.0 GB in 56 s, 148 s, 190 s) and
 the cores busy. Both would add about 7 minutes and 6 GB of disk to a CI run of 28-34 minutes that
 must stay under 45, and prove little one does not: the recipe, the install container, the verifier
 and the refusal are the same code; what differs per variant is data (index, expected runtime, local
-tag, the torch the wheelhouse holds), covered fast without Docker in tests/images/test_images.py (the
+tag, the torch the wheelhouse holds), covered fast without Docker in tests/images/test_recipes.py (the
 cu130 plan and build arguments) and tests/images/test_wheelhouse.py. The real cu130 build stays here,
 opt-in: TORCH_COMPAT_CU130_IMAGE=1 (last run here: 145 s, 5.48 GB, "93 of 102 bundled libraries
 load, 9 need what the GPU host or cluster provides").
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from harness.images import image_build, images
+from harness.images import image_build, recipes
 from harness.registry import load_registry
 from tests.docker.conftest import (
     CUBLAS_LIBRARY,
@@ -69,7 +69,7 @@ def test_cuda_image_from_pypi_wheels_is_built_offline_and_every_library_verified
     torch = CUDA_TORCH[variant]
     runtime = load_registry()[variant].runtime_version
     env = _env(base_image, cuda_wheelhouse(variant))
-    plan = images.plan_build(images.build_spec(variant, env=env))
+    plan = recipes.plan_build(recipes.build_spec(variant, env=env))
     assert plan.spec.exact_version == torch  # the torch the wheelhouse holds, not the registry's default
     images_before, containers_before = _image_ids(docker_client), _container_ids(docker_client)
     started = time.monotonic()
@@ -113,7 +113,7 @@ def test_broken_cuda_wheels_are_refused_naming_the_wheel_and_the_library(
     docker_client: Any, base_image: str, broken_cu132_wheelhouse: Path
 ) -> None:
     env = _env(base_image, broken_cu132_wheelhouse)
-    plan = images.plan_build(images.build_spec("cu132", env=env))
+    plan = recipes.plan_build(recipes.build_spec("cu132", env=env))
     images_before = _image_ids(docker_client)
     done = harness_cli("build", "--backend", "cu132", env=env, timeout=3000)
     assert done.returncode == 3, done.stderr[-3000:]

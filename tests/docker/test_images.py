@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.images import image_build, images
+from harness.images import image_build, recipes
 from tests.docker.conftest import FAKE_PROXY_PASSWORD, TEST_CA, harness_cli, run_output
 
 
@@ -19,7 +19,7 @@ def _run_in(client: Any, ref: str, command: list[str]) -> str:
 
 def test_cpu_image_is_built_and_labelled(docker_client: Any, cpu_image: image_build.ImageResult) -> None:
     image = docker_client.images.get(cpu_image.ref)
-    facts = images.describe_image(image, cpu_image.ref)
+    facts = recipes.describe_image(image, cpu_image.ref)
     assert cpu_image.ref.startswith("torch-compat/cpu:")
     assert facts["backend"] == "cpu"
     labels = facts["labels"]
@@ -71,7 +71,7 @@ def test_no_secret_in_image(docker_client: Any, cpu_image: image_build.ImageResu
     assert "proxy.invalid" not in config
 
 
-def test_second_build_reuses_the_image(docker_client: Any, cpu_spec: images.BuildSpec, cpu_image: Any) -> None:
+def test_second_build_reuses_the_image(docker_client: Any, cpu_spec: recipes.BuildSpec, cpu_image: Any) -> None:
     lines: list[str] = []
     again = image_build.ensure_image(cpu_spec, docker_client, progress=lines.append)
     assert again.reused and again.ref == cpu_image.ref
@@ -92,12 +92,12 @@ def test_build_of_the_wrong_torch_is_refused(docker_client: Any, build_env: dict
     """A cu126 image from the CPU wheelhouse: the verification step fails the build, no image is tagged.
     (The CPU index is passed too, so every layer up to the check comes from the cache.)"""
     env = {**build_env, "HARNESS_TORCH_INDEX_URL": "https://download.pytorch.org/whl/cpu"}
-    spec = images.build_spec("cu126", env=env)
+    spec = recipes.build_spec("cu126", env=env)
     with pytest.raises(image_build.ImageVerificationError) as info:
         image_build.ensure_image(spec, docker_client, progress=lambda _line: None)
     message = str(info.value)
     assert "cu126" in message and "+cpu" in message and "+cu126" in message
-    plan = images.plan_build(spec)
+    plan = recipes.plan_build(spec)
     assert image_build.find_image(docker_client, plan.tag) is None
     assert image_build.find_image(docker_client, plan.venv_tag) is None, "the refused build left its venv image"
 
@@ -109,7 +109,7 @@ def test_build_of_the_wrong_torch_is_refused(docker_client: Any, build_env: dict
 
 
 def test_build_without_network_or_base_fails_clearly(docker_client: Any, wheelhouse: Path) -> None:
-    spec = images.build_spec(
+    spec = recipes.build_spec(
         "cpu", base_image="torch-compat/no-such-base:never", wheelhouse=wheelhouse, network="none", env={}
     )
     with pytest.raises(image_build.ImageBuildError) as info:

@@ -20,7 +20,7 @@ from harness.host.doctor import (
     make_report,
     version_key,
 )
-from harness.host.host import (
+from harness.host.facts import (
     CHILD_MARK,
     ROOT_ENV,
     Host,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness.host.doctor import make_report
 from harness.host.doctor_text import render_text
-from harness.host.host import Gpu, Host, InstalledTorch
+from harness.host.facts import Gpu, Host, InstalledTorch
 
 NO_TOOLS = (("nvidia-smi", "not found"), ("rocm_agent_enumerator", "not found"))
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.errors import UsageError
-from harness.images import images
+from harness.images import recipes
 from harness.images.image_build import ImageResult
 from harness.images.push import check_registry, publish_image, remote_digest, remote_name
 from tests.docker.conftest import docker_client  # noqa: F401 (fixture)
@@ -64,7 +64,7 @@ def tiny_image(docker_client: Any) -> Any:  # noqa: F811
 
 def test_an_image_is_pushed_once_and_pulled_by_its_digest(docker_client, local_registry, tiny_image) -> None:  # noqa: F811
     image, tag = tiny_image
-    spec = images.build_spec("cpu", env={})
+    spec = recipes.build_spec("cpu", env={})
     calls: list[str] = []
 
     def ensure(*_: Any, **__: Any) -> ImageResult:
@@ -73,7 +73,7 @@ def test_an_image_is_pushed_once_and_pulled_by_its_digest(docker_client, local_r
 
     lines: list[str] = []
     first = publish_image(spec, docker_client, local_registry.host, progress=lines.append, ensure=ensure)
-    repository, remote_tag = remote_name(local_registry.host, images.plan_build(spec).tag)
+    repository, remote_tag = remote_name(local_registry.host, recipes.plan_build(spec).tag)
     assert first.pushed and first.built and first.ref.startswith(f"{repository}@sha256:")
     assert remote_digest(docker_client, f"{repository}:{remote_tag}") == first.ref.rsplit("@", 1)[1]
     assert not [t for t in docker_client.images.get(tag).tags if t.startswith(local_registry.host)], (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.images import verify_torch
-from harness.images.images import VERIFIER_FILES
+from harness.images.recipes import VERIFIER_FILES
 from harness.registry import load_registry
 
 SCRIPT = Path(verify_torch.__file__)

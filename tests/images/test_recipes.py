@@ -1,4 +1,4 @@
-"""harness/images/images.py without an engine: build inputs from the registry, the content-hash tag, the
+"""harness/images/recipes.py without an engine: build inputs from the registry, the content-hash tag, the
 build context, and the refusals (credentials, bad wheelhouse, bad CA bundle)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UsageError
-from harness.images import images
+from harness.images import recipes
 from harness.registry import host_libraries, load_registry
 
 CA = Path(__file__).parents[1] / "docker" / "data" / "test-proxy-ca.crt"
@@ -39,10 +39,10 @@ def wheelhouse(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("backend_id", list(load_registry()))
 def test_spec_defaults_come_from_the_registry(backend_id: str) -> None:
     backend = load_registry()[backend_id]
-    spec = images.build_spec(backend_id, env={})
+    spec = recipes.build_spec(backend_id, env={})
     assert spec.index_url == backend.wheel_index
     assert spec.base_image == backend.base_image
-    args = images.common_buildargs(spec)
+    args = recipes.common_buildargs(spec)
     assert args["TORCH_INDEX_URL"] == backend.wheel_index
     assert args["EXPECT_LOCAL_TAG"] == backend.local_tag
     assert args["EXPECT_BUILD"] == backend.build
@@ -51,34 +51,34 @@ def test_spec_defaults_come_from_the_registry(backend_id: str) -> None:
 
 
 def test_cu126_pins_its_own_index_not_pypi() -> None:
-    args = images.common_buildargs(images.build_spec("cu126", torch="2.13.0", env={}))
+    args = recipes.common_buildargs(recipes.build_spec("cu126", torch="2.13.0", env={}))
     assert args["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cu126"
     assert args["TORCH_VERSION"] == "2.13.0+cu126"
 
 
 def test_a_variant_defaults_to_the_newest_release_that_ships_it() -> None:
     registry = load_registry()
-    assert images.build_spec("cu132", env={}).torch == f"torch=={registry.current.latest}"
-    assert images.build_spec("cu126", env={}).torch == "torch==2.14.1"  # 2.15 does not ship CUDA 12.6
+    assert recipes.build_spec("cu132", env={}).torch == f"torch=={registry.current.latest}"
+    assert recipes.build_spec("cu126", env={}).torch == "torch==2.14.1"  # 2.15 does not ship CUDA 12.6
 
 
 def test_a_pinned_release_that_does_not_ship_the_variant_is_refused() -> None:
     with pytest.raises(UsageError, match=r"torch 2.15 is not shipped as cu126.*--torch 2.14.1"):
-        images.build_spec("cu126", torch="2.15.0", env={})
-    assert images.build_spec("cu134", torch="2.17.0", env={})  # a release the registry does not list: let through
+        recipes.build_spec("cu126", torch="2.15.0", env={})
+    assert recipes.build_spec("cu134", torch="2.17.0", env={})  # a release the registry does not list: let through
 
 
 def test_the_channel_picks_the_index_and_a_nightly_is_named_by_its_date() -> None:
-    nightly = images.build_spec("cu134", torch="2.16.0.dev20261130", env={})
+    nightly = recipes.build_spec("cu134", torch="2.16.0.dev20261130", env={})
     assert nightly.index_url == "https://download.pytorch.org/whl/nightly/cu134"  # the version implies it
-    assert images.common_buildargs(nightly)["TORCH_VERSION"] == "2.16.0.dev20261130+cu134"
-    candidate = images.build_spec("cu130", channel="test", env={})
+    assert recipes.common_buildargs(nightly)["TORCH_VERSION"] == "2.16.0.dev20261130+cu134"
+    candidate = recipes.build_spec("cu130", channel="test", env={})
     assert (candidate.torch, candidate.index_url) == ("torch==2.16.0", "https://download.pytorch.org/whl/test/cu130")
-    assert images.build_spec("cu130", torch="2.15.0", env={}).index_url == "https://download.pytorch.org/whl/cu130"
+    assert recipes.build_spec("cu130", torch="2.15.0", env={}).index_url == "https://download.pytorch.org/whl/cu130"
     with pytest.raises(UsageError, match="a nightly image names its nightly"):
-        images.build_spec("cu130", channel="nightly", env={})
+        recipes.build_spec("cu130", channel="nightly", env={})
     # an explicit index (a mirror) still wins over the channel's
-    mirror = images.build_spec("cu130", channel="test", index_url="https://mirror.example/test/cu130", env={})
+    mirror = recipes.build_spec("cu130", channel="test", index_url="https://mirror.example/test/cu130", env={})
     assert mirror.index_url == "https://mirror.example/test/cu130"
 
 
@@ -90,15 +90,15 @@ def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:
         "HARNESS_CA_BUNDLE": str(CA),
         "HARNESS_PACKAGE_INDEX_URL": "https://pypi.mirror.example/simple",
     }
-    spec = images.build_spec("cpu", env=env)
+    spec = recipes.build_spec("cpu", env=env)
     assert spec.base_image == "registry.example/base:1"
     assert spec.requirement == "torch==2.12.1" and spec.exact_version == "2.12.1"
     assert spec.wheelhouse == wheelhouse.resolve() and spec.ca_bundle == CA.resolve()
     assert spec.package_index_url == "https://pypi.mirror.example/simple"
-    assert images.common_buildargs(spec)["PACKAGE_INDEX_URL"] == ""  # a wheelhouse build uses no index
-    no_wheels = images.build_spec("cpu", env={k: v for k, v in env.items() if k != "HARNESS_WHEELHOUSE"})
-    assert images.common_buildargs(no_wheels)["PACKAGE_INDEX_URL"] == "https://pypi.mirror.example/simple"
-    explicit = images.build_spec("cpu", base_image="other:2", torch="torch>=2.13", env=env)
+    assert recipes.common_buildargs(spec)["PACKAGE_INDEX_URL"] == ""  # a wheelhouse build uses no index
+    no_wheels = recipes.build_spec("cpu", env={k: v for k, v in env.items() if k != "HARNESS_WHEELHOUSE"})
+    assert recipes.common_buildargs(no_wheels)["PACKAGE_INDEX_URL"] == "https://pypi.mirror.example/simple"
+    explicit = recipes.build_spec("cpu", base_image="other:2", torch="torch>=2.13", env=env)
     assert explicit.base_image == "other:2"
     assert explicit.requirement == "torch>=2.13" and explicit.exact_version == ""
 
@@ -106,57 +106,57 @@ def test_environment_variables_override_the_registry(wheelhouse: Path) -> None:
 def test_a_wheelhouse_build_installs_the_torch_the_wheelhouse_holds(wheelhouse: Path) -> None:
     """Without --torch, not the registry's default (2.15.0): a wheelhouse made for 2.13.0 cannot
     install it. --torch / HARNESS_TORCH still decide when given."""
-    assert images.build_spec("cu130", wheelhouse=wheelhouse, env={}).requirement == "torch==2.13.0"
-    assert images.build_spec("cu130", env={"HARNESS_WHEELHOUSE": str(wheelhouse)}).exact_version == "2.13.0"
-    assert images.build_spec("cu130", wheelhouse=wheelhouse, torch="2.14.1", env={}).exact_version == "2.14.1"
+    assert recipes.build_spec("cu130", wheelhouse=wheelhouse, env={}).requirement == "torch==2.13.0"
+    assert recipes.build_spec("cu130", env={"HARNESS_WHEELHOUSE": str(wheelhouse)}).exact_version == "2.13.0"
+    assert recipes.build_spec("cu130", wheelhouse=wheelhouse, torch="2.14.1", env={}).exact_version == "2.14.1"
     (wheelhouse / "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"a second torch")
     default = load_registry().default_torch("cu130")
-    assert images.build_spec("cu130", wheelhouse=wheelhouse, env={}).exact_version == default  # two: the default
+    assert recipes.build_spec("cu130", wheelhouse=wheelhouse, env={}).exact_version == default  # two: the default
 
 
 @pytest.mark.parametrize("field", ["index_url", "package_index_url"])
 def test_index_urls_with_credentials_are_refused(field: str) -> None:
     with pytest.raises(UsageError) as info:
-        images.build_spec("cpu", env={}, **{field: "https://bob:hunter2@artifactory.example/simple"})
+        recipes.build_spec("cpu", env={}, **{field: "https://bob:hunter2@artifactory.example/simple"})
     assert "hunter2" not in str(info.value)
     assert "credentials" in str(info.value) and "wheelhouse" in str(info.value)
 
 
 def test_bad_wheelhouse_and_ca_bundle_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="is not a directory"):
-        images.build_spec("cpu", wheelhouse=tmp_path / "absent", env={})
+        recipes.build_spec("cpu", wheelhouse=tmp_path / "absent", env={})
     with pytest.raises(UsageError, match="holds no"):
-        images.build_spec("cpu", wheelhouse=tmp_path, env={})
+        recipes.build_spec("cpu", wheelhouse=tmp_path, env={})
     not_pem = tmp_path / "ca.crt"
     not_pem.write_text("hello")
     with pytest.raises(UsageError, match="no PEM certificate"):
-        images.build_spec("cpu", ca_bundle=not_pem, env={})
+        recipes.build_spec("cpu", ca_bundle=not_pem, env={})
 
 
 def test_tag_is_a_hash_of_the_inputs(wheelhouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = images.build_spec("cpu", wheelhouse=wheelhouse, env={})
-    plan = images.plan_build(spec)
+    spec = recipes.build_spec("cpu", wheelhouse=wheelhouse, env={})
+    plan = recipes.plan_build(spec)
     assert plan.tag == f"torch-compat/cpu:{plan.inputs_hash[:12]}"
-    assert images.plan_build(spec).tag == plan.tag  # stable
+    assert recipes.plan_build(spec).tag == plan.tag  # stable
     # A new commit changes the revision label, not the image.
     monkeypatch.setenv("GITHUB_SHA", "0" * 40)
-    assert images.plan_build(spec).tag == plan.tag
+    assert recipes.plan_build(spec).tag == plan.tag
     # Any real input changes it: a wheel, an argument, the registry entry.
     (wheelhouse / "pytest-9.0.0-py3-none-any.whl").write_bytes(b"a different wheel")
-    changed_wheel = images.plan_build(spec).tag
+    changed_wheel = recipes.plan_build(spec).tag
     assert changed_wheel != plan.tag
-    assert images.plan_build(dataclasses.replace(spec, torch="2.12.1")).tag not in (plan.tag, changed_wheel)
+    assert recipes.plan_build(dataclasses.replace(spec, torch="2.12.1")).tag not in (plan.tag, changed_wheel)
     other_backend = dataclasses.replace(spec.backend, shm_size="16g")
-    assert images.plan_build(dataclasses.replace(spec, backend=other_backend)).tag != changed_wheel
+    assert recipes.plan_build(dataclasses.replace(spec, backend=other_backend)).tag != changed_wheel
 
 
 def test_proxies_are_passed_but_not_hashed(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = images.build_spec("cpu", env={})
-    before = images.plan_build(spec).tag
+    spec = recipes.build_spec("cpu", env={})
+    before = recipes.plan_build(spec).tag
     monkeypatch.setenv("HTTPS_PROXY", "http://u:p@proxy.example:3128")
-    assert images.plan_build(spec).tag == before
-    assert images.proxy_buildargs()["HTTPS_PROXY"] == "http://u:p@proxy.example:3128"
-    assert images.proxy_buildargs({"no_proxy": "localhost"}) == {"no_proxy": "localhost"}
+    assert recipes.plan_build(spec).tag == before
+    assert recipes.proxy_buildargs()["HTTPS_PROXY"] == "http://u:p@proxy.example:3128"
+    assert recipes.proxy_buildargs({"no_proxy": "localhost"}) == {"no_proxy": "localhost"}
 
 
 @pytest.mark.parametrize(
@@ -164,7 +164,7 @@ def test_proxies_are_passed_but_not_hashed(monkeypatch: pytest.MonkeyPatch) -> N
     [("cpu", None), ("cu132", None), ("rocm7.2", "Dockerfile.rocm"), ("rocm7.14", None), ("xpu", "Dockerfile.xpu")],
 )
 def test_rocm_and_xpu_get_their_own_layer(backend_id: str, layer: str | None) -> None:
-    plan = images.plan_build(images.build_spec(backend_id, env={}))
+    plan = recipes.plan_build(recipes.build_spec(backend_id, env={}))
     assert plan.steps[0].dockerfile == "Dockerfile"
     if layer is None:
         assert len(plan.steps) == 1
@@ -184,7 +184,7 @@ def test_the_image_must_bring_its_health_check_unless_the_host_or_a_layer_does(b
     """rocm7.14 has no apt layer: its rocminfo must come from the rocm-sdk-core wheel, or the image is
     refused at build time. CUDA's nvidia-smi is injected at run time; rocm7.2's and xpu's tools come
     with their layer, after the shared recipe's verification."""
-    assert images.common_buildargs(images.build_spec(backend_id, env={}))["EXPECT_TOOLS"] == tools
+    assert recipes.common_buildargs(recipes.build_spec(backend_id, env={}))["EXPECT_TOOLS"] == tools
 
 
 def test_the_verifier_names_a_missing_tool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -201,8 +201,8 @@ def test_the_verifier_names_a_missing_tool(monkeypatch: pytest.MonkeyPatch, tmp_
 
 def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Path) -> None:
     """Never the repository and never the wheelhouse (it is mounted into the install container)."""
-    spec = images.build_spec("rocm7.2", torch="2.13.0", wheelhouse=wheelhouse, ca_bundle=CA, env={})
-    context = images.assemble_context(images.plan_build(spec), tmp_path / "ctx")
+    spec = recipes.build_spec("rocm7.2", torch="2.13.0", wheelhouse=wheelhouse, ca_bundle=CA, env={})
+    context = recipes.assemble_context(recipes.plan_build(spec), tmp_path / "ctx")
     names = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
     assert names == [
         "Dockerfile",
@@ -217,37 +217,37 @@ def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Pat
     assert all((context / n).stat().st_mode & 0o044 == 0o044 for n in names)  # readable by the image's user
     host = json.loads((context / "host-libraries.json").read_text())
     assert host == {lib.pattern: lib.reason for lib in host_libraries()} and "libcuda.so*" in host
-    bare = images.assemble_context(images.plan_build(images.build_spec("cpu", env={})), tmp_path / "bare")
+    bare = recipes.assemble_context(recipes.plan_build(recipes.build_spec("cpu", env={})), tmp_path / "bare")
     assert (bare / "ca-certificates").is_dir() and not any((bare / "ca-certificates").iterdir())  # COPY needs it
 
 
 def test_labels_say_where_torch_came_from(wheelhouse: Path) -> None:
     """An index build names its index; a wheelhouse build names the wheelhouse's hash and its torch
     wheel, and no index (the index label used to name the cu130 index for a wheelhouse build)."""
-    from_index = images.common_buildargs(images.build_spec("cu130", env={}))
+    from_index = recipes.common_buildargs(recipes.build_spec("cu130", env={}))
     assert from_index["TORCH_SOURCE"] == "index https://download.pytorch.org/whl/cu130"
     assert from_index["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cu130"
-    spec = images.build_spec("cu130", wheelhouse=wheelhouse, env={})
-    from_wheels = images.common_buildargs(spec)
-    digest = images.wheelhouse_digest(wheelhouse)
+    spec = recipes.build_spec("cu130", wheelhouse=wheelhouse, env={})
+    from_wheels = recipes.common_buildargs(spec)
+    digest = recipes.wheelhouse_digest(wheelhouse)
     assert from_wheels["TORCH_SOURCE"] == (
         f"wheelhouse sha256:{digest[:16]} (torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl)"
     )
     assert from_wheels["TORCH_INDEX_URL"] == "" and from_wheels["PACKAGE_INDEX_URL"] == ""
-    plan = images.plan_build(spec)
+    plan = recipes.plan_build(spec)
     assert plan.steps[0].buildargs["VENV_IMAGE"] == plan.venv_tag == f"{plan.tag}-venv"
-    assert "VENV_IMAGE" not in images.plan_build(images.build_spec("cu130", env={})).steps[0].buildargs
+    assert "VENV_IMAGE" not in recipes.plan_build(recipes.build_spec("cu130", env={})).steps[0].buildargs
 
 
 def test_index_credentials_never_reach_a_label() -> None:
-    assert images.torch_source(images.build_spec("cpu", env={})) == "index https://download.pytorch.org/whl/cpu"
+    assert recipes.torch_source(recipes.build_spec("cpu", env={})) == "index https://download.pytorch.org/whl/cpu"
 
 
 def test_source_url_is_stored_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://x-access-token:ghs_abc@github.com")
     monkeypatch.setenv("GITHUB_REPOSITORY", "org/repo")
     monkeypatch.setenv("GITHUB_SHA", "f" * 40)
-    labels = images.source_labels()
+    labels = recipes.source_labels()
     assert labels == {"SOURCE_URL": "https://github.com/org/repo", "REVISION": "f" * 40}
 
 
@@ -349,8 +349,8 @@ def test_the_rocm_714_plan_is_the_shared_recipe_alone_with_its_runtime_from_the_
     """No AMD apt layer and no /opt/rocm: torch and the `rocm[libraries,device-all]` wheels from the
     rocm7.14 index into /opt/venv, rocminfo from rocm-sdk-core checked on PATH at build time."""
     registry = load_registry()
-    spec = images.build_spec("rocm7.14", env={})
-    plan = images.plan_build(spec)
+    spec = recipes.build_spec("rocm7.14", env={})
+    plan = recipes.plan_build(spec)
     assert [step.dockerfile for step in plan.steps] == ["Dockerfile"] and "Dockerfile.rocm" not in plan.files
     args = plan.steps[0].buildargs
     assert args["BASE_IMAGE"] == "ubuntu:24.04" == registry["rocm7.14"].base_image
@@ -359,23 +359,23 @@ def test_the_rocm_714_plan_is_the_shared_recipe_alone_with_its_runtime_from_the_
     assert (args["EXPECT_BUILD"], args["EXPECT_LOCAL_TAG"], args["EXPECT_RUNTIME"]) == ("rocm", "rocm7.14", "7.14")
     assert args["TORCH_VERSION"] == f"{spec.exact_version}+rocm7.14" and args["EXPECT_TOOLS"] == "rocminfo"
     assert "ROCM_VERSION" not in args
-    (command,) = images.plan_commands(plan)
+    (command,) = recipes.plan_commands(plan)
     assert command.startswith(f"docker build -f Dockerfile -t {plan.tag} ") and command.endswith(" '<context>'")
-    assert images.plan_build(images.build_spec("rocm7.2", env={})).tag != images.plan_build(spec).tag
+    assert recipes.plan_build(recipes.build_spec("rocm7.2", env={})).tag != recipes.plan_build(spec).tag
 
 
 def test_the_rendered_plan_names_every_tag_input(wheelhouse: Path) -> None:
-    plan = images.plan_build(images.build_spec("rocm7.14", env={}))
-    text = "\n".join(images.render_plan(plan))
+    plan = recipes.plan_build(recipes.build_spec("rocm7.14", env={}))
+    text = "\n".join(recipes.render_plan(plan))
     assert text.startswith(f"image {plan.tag} (nothing built: --dry-run)\n")
     for name in [*plan.files, *plan.generated]:
         assert f"file {name} sha256:" in text
     assert "EXPECT_TOOLS=rocminfo" in text and "REVISION=" not in text.split("steps:")[0]  # labels do not hash
-    facts = images.plan_facts(plan)
+    facts = recipes.plan_facts(plan)
     assert facts["inputs"]["hash"] == plan.inputs_hash and facts["dockerfiles"] == ["Dockerfile"]
     # a wheelhouse build: the system stage, the install container (no network, the wheels read-only), the image
-    offline = images.plan_build(images.build_spec("cu132", wheelhouse=wheelhouse, network="none", env={}))
-    commands = images.plan_commands(offline)
+    offline = recipes.plan_build(recipes.build_spec("cu132", wheelhouse=wheelhouse, network="none", env={}))
+    commands = recipes.plan_commands(offline)
     assert [c.split()[:2] + c.split()[2:3] for c in commands] == [
         ["docker", "build", "--network"],
         ["docker", "run", "--name"],
@@ -401,7 +401,7 @@ def test_harness_build_dry_run_needs_no_engine(backend_id: str) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    plan = images.plan_build(images.build_spec(backend_id, env={}))
+    plan = recipes.plan_build(recipes.build_spec(backend_id, env={}))
     assert done.stdout.splitlines()[0] == f"image {plan.tag} (nothing built: --dry-run)"
     assert len([line for line in done.stdout.splitlines() if line.startswith("    ") and ". docker " in line]) == len(
         plan.steps
@@ -411,21 +411,21 @@ def test_harness_build_dry_run_needs_no_engine(backend_id: str) -> None:
 def test_the_cu130_plan_pins_its_build_as_the_real_build_test_would() -> None:
     """What the opt-in real cu130 build (tests/docker/test_cuda_image.py) checks, without Docker: PyPI's
     2.13.0 wheelhouse makes a +cu130 image with CUDA 13.0 expected, no layer, no tool of its own."""
-    spec = images.build_spec("cu130", torch="2.13.0", index_url="https://pypi.org/simple", env={})
-    plan = images.plan_build(spec)
+    spec = recipes.build_spec("cu130", torch="2.13.0", index_url="https://pypi.org/simple", env={})
+    plan = recipes.plan_build(spec)
     args = plan.steps[0].buildargs
     assert [step.dockerfile for step in plan.steps] == ["Dockerfile"]
     assert (args["EXPECT_LOCAL_TAG"], args["EXPECT_RUNTIME"], args["EXPECT_VERSION"]) == ("cu130", "13.0", "2.13.0")
     assert args["TORCH_VERSION"] == "2.13.0+cu130" and args["EXPECT_TOOLS"] == ""
     assert args["TORCH_INDEX_URL"] == "https://pypi.org/simple"
-    cu132 = images.plan_build(images.build_spec("cu132", torch="2.15.0", index_url="https://pypi.org/simple", env={}))
+    cu132 = recipes.plan_build(recipes.build_spec("cu132", torch="2.15.0", index_url="https://pypi.org/simple", env={}))
     assert cu132.steps[0].buildargs["EXPECT_RUNTIME"] == "13.2" and cu132.tag != plan.tag
 
 
 def test_an_image_pulled_by_digest_is_described_by_that_digest() -> None:
     from types import SimpleNamespace
 
-    from harness.images.images import describe_image
+    from harness.images.recipes import describe_image
 
     pulled = "127.0.0.1:5000/torch-compat/cpu@sha256:" + "cd" * 32
     image = SimpleNamespace(
