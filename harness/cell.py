@@ -214,7 +214,7 @@ class GithubRun:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Planned:
+class RunRequest:
     """What the run was asked to do (the rerun command repeats it)."""
 
     workers: int | str = "auto"
@@ -244,7 +244,7 @@ class Planned:
         return data
 
     @classmethod
-    def from_json(cls, data: Any) -> Planned | None:
+    def from_json(cls, data: Any) -> RunRequest | None:
         if not isinstance(data, Mapping):
             return None
         workers = data.get("workers", "auto")
@@ -480,7 +480,7 @@ class Manifest:
     github: GithubRun | None = None
     run_url: str | None = None  # an imported cell's run, as stated
     environment: Probe | None = None
-    planned: Planned | None = None
+    planned: RunRequest | None = None
     features: Mapping[str, FeatureInfo] = field(default_factory=dict)
     exit: ExitInfo | None = None
     error: str | None = None
@@ -591,7 +591,7 @@ class Manifest:
             github=GithubRun.from_json(data.get("github")),
             run_url=_str(data.get("run_url")),
             environment=Probe.from_json(data["environment"]) if isinstance(data.get("environment"), Mapping) else None,
-            planned=Planned.from_json(data.get("planned")),
+            planned=RunRequest.from_json(data.get("planned")),
             features={
                 str(fid): FeatureInfo.from_json(info) for fid, info in features.items() if isinstance(info, Mapping)
             },
@@ -610,7 +610,7 @@ def _selection(data: Mapping[str, Any]) -> Selection | None:
     if "selection" in data:
         found = Selection.from_json(data["selection"])
         return found if found and (found.tests or found.keyword or found.markexpr or found.paths) else None
-    planned = Planned.from_json(data.get("planned"))
+    planned = RunRequest.from_json(data.get("planned"))
     return Selection.of(planned.tests, planned.pytest_args) if planned else None
 
 
@@ -715,7 +715,7 @@ def new_manifest(
     mode: str,
     suite_sha: str | None,
     runner: RunnerInfo,
-    planned: Planned | None,
+    planned: RunRequest | None,
     features: Mapping[str, FeatureInfo],
     image: ImageInfo | None = None,
 ) -> Manifest:

@@ -190,8 +190,8 @@ def test_the_merge_without_a_features_file_uses_what_the_cells_recorded() -> Non
 
 
 def test_diff_releases_marks_an_arrival_not_a_fix() -> None:
-    from harness.publish.diff import diff_matrices, release_pairs
-    from harness.publish.render.diffmd import render_diff_markdown
+    from harness.publish.column_diff import diff_matrices, release_pairs
+    from harness.publish.render.diff_report import render_diff_markdown
 
     matrix = releases_matrix()
     text = render_diff_markdown(diff_matrices(matrix, matrix, release_pairs(matrix)))

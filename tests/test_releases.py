@@ -21,7 +21,7 @@ from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
 from harness.outcomes import Rollup, SkipClass
-from harness.publish.diff import diff_matrices, release_pairs
+from harness.publish.column_diff import diff_matrices, release_pairs
 from harness.publish.gate import evaluate_gate
 from harness.publish.render.badge import badges
 from harness.publish.render.html import page_data

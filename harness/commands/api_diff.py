@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from harness import jsonio
-from harness.api_diff import diff_apis
+from harness.api_changes import diff_apis
 from harness.commands._output import emit
 from harness.images.wheel_api import read_wheel_api
 from harness.images.wheel_cache import default_cache, wheel_for

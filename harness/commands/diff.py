@@ -13,12 +13,12 @@ import argparse
 from pathlib import Path
 
 from harness import jsonio
-from harness.api_diff import load_api_diff
+from harness.api_changes import load_api_diff
 from harness.commands._output import emit
 from harness.errors import UsageError
 from harness.matrix_json import load_matrix
-from harness.publish.diff import build_pairs, diff_matrices, release_pairs, with_public_api
-from harness.publish.render.diffmd import render_diff_markdown
+from harness.publish.column_diff import build_pairs, diff_matrices, release_pairs, with_public_api
+from harness.publish.render.diff_report import render_diff_markdown
 
 HELP = "compare two matrices, or the torch builds of one: newly failing/passing/skipped, per feature (md or json)"
 

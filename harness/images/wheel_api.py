@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
-from harness.api_diff import WheelApi
+from harness.api_changes import WheelApi
 from harness.errors import InputError
 
 _SUFFIXES: Final = (".pyi", ".py")

@@ -1,7 +1,7 @@
 """The quality gate: does a matrix meet the chosen failure conditions, per backend?
 
 Conditions: any failing test (`any_failure`), new regressions against a baseline
-(`new_regressions`, see harness/publish/diff.py for what counts), a selected column with NO DATA
+(`new_regressions`, see harness/publish/column_diff.py for what counts), a selected column with NO DATA
 (`no_data`). The gate returns its reasons; the caller turns "any reason" into exit 1.
 
 A gate never passes on nothing: a name that matches no backend or column, a selection that holds
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import UsageError
 from harness.model import Column, ColumnState, Matrix
-from harness.publish.diff import diff_matrices, matching_pairs, regressions
+from harness.publish.column_diff import diff_matrices, matching_pairs, regressions
 from harness.registry import FAMILIES, load_registry
 
 

@@ -38,10 +38,10 @@ from harness import jsonio, outputs
 from harness.errors import WriteError
 from harness.matrix_json import PARTS_FOLDER, write_matrix_split
 from harness.model import Matrix, TestRow
-from harness.publish.diff import ChangeKind, DiffReport, diff_matrices
+from harness.publish.column_diff import ChangeKind, DiffReport, diff_matrices
 from harness.publish.history import RunResults, RunSummary, append_run, load_history, load_results
 from harness.publish.render.badge import badges
-from harness.publish.render.diffmd import render_diff_markdown
+from harness.publish.render.diff_report import render_diff_markdown
 from harness.publish.render.html import DATA_DIR, DEFAULT_STALE_AFTER_HOURS, HISTORY_WINDOW, render_page
 from harness.publish.render.markdown import GITHUB_SUMMARY_LIMIT, render_markdown
 

@@ -28,8 +28,8 @@ from harness.cell import (
     ExitInfo,
     ImageInfo,
     Manifest,
-    Planned,
     RunnerInfo,
+    RunRequest,
     Selection,
     building_cell,
     default_cell_id,
@@ -214,7 +214,7 @@ def _new_cell(
         suite_sha=suite_sha(opts.suites_dir),
         runner=runner_info(),
         features=features,
-        planned=Planned(
+        planned=RunRequest(
             workers=opts.workers,
             test_timeout=opts.test_timeout,
             cell_timeout=opts.cell_timeout,
@@ -308,7 +308,7 @@ def _run(
             launcher, backend, extra_env=opts.env, workers=workers, env_probe=fresh, cpu_only=cpu_only, **settings
         )
         argv = pytest_argv(launcher, workers, opts.pytest_args, opts.tests)
-        planned = dataclasses.replace(manifest.planned or Planned(), workers=workers, command=tuple(argv))
+        planned = dataclasses.replace(manifest.planned or RunRequest(), workers=workers, command=tuple(argv))
         manifest = _update(cell, manifest, planned=planned)
         log.write(("$ " + " ".join(argv) + "\n").encode())
         log.flush()

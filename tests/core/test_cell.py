@@ -88,7 +88,7 @@ def test_lenient_parts_of_a_manifest_never_raise() -> None:
     )
     assert manifest.status is None and manifest.run_attempt == 1
     assert manifest.runner == cell.RunnerInfo() and manifest.environment is None and manifest.image is None
-    assert manifest.planned == cell.Planned(workers="auto", test_timeout=None, pytest_args=())
+    assert manifest.planned == cell.RunRequest(workers="auto", test_timeout=None, pytest_args=())
     assert dict(manifest.features) == {"a": cell.FeatureInfo()}
     assert manifest.exit == cell.ExitInfo(code=None, signal=None, meaning="unknown", details={"container": "c1"})
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.api_diff import WheelApi
+from harness.api_changes import WheelApi
 from harness.errors import InputError
 from harness.images.wheel_api import read_wheel_api
 from harness.images.wheel_cache import default_cache

@@ -147,7 +147,7 @@ def test_a_passes_line_that_is_not_two_lists_of_one_length_is_skipped_and_said(t
 
 
 def test_a_passes_line_takes_the_plan_into_account(tmp_path: Path) -> None:
-    """Planned ids are not `unplanned`; the others are, in the bulk path as id by id."""
+    """RunRequest ids are not `unplanned`; the others are, in the bulk path as id by id."""
     log = tmp_path / "events.jsonl"
     log.write_bytes(b'{"event":"passes","nodeids":["a","b","c"],"durations":[1,2,3]}\n')
     gather = Gather()

@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 
-from harness.cell import ImageInfo, Manifest, Planned, read_manifest
+from harness.cell import ImageInfo, Manifest, RunRequest, read_manifest
 from harness.merge.reproduce import column_command
 from harness.probe import Probe
 from harness.registry import load_registry
@@ -69,7 +69,7 @@ def test_without_a_torch_or_a_known_backend_only_the_run_is_given() -> None:
 
 
 def test_pytest_args_are_quoted_for_the_shell() -> None:
-    planned = Planned(pytest_args=("-k", "graphs and not slow", "--maxfail=1"))
+    planned = RunRequest(pytest_args=("-k", "graphs and not slow", "--maxfail=1"))
     command = column_command(_manifest(planned=planned))
     assert command is not None
     run = shlex.split(command.split(" && ")[1])
@@ -94,14 +94,14 @@ def test_the_committed_cells_commands() -> None:
 def test_suites_and_features_off_the_defaults_are_named_in_the_rerun() -> None:
     """A caller's own suites (toy/suites, toy/features.toml) are where the rerun looks too."""
     image = ImageInfo(ref="t:cpu", digest=f"127.0.0.1:5000/torch-compat/cpu@{DIGEST}")
-    planned = Planned(suites="toy/suites", features="toy/features.toml", pytest_args=("-k", "fast"))
+    planned = RunRequest(suites="toy/suites", features="toy/features.toml", pytest_args=("-k", "fast"))
     command = column_command(_manifest(mode="container", image=image, planned=planned))
     assert command == (
         f"harness run --backend cu130 --image 127.0.0.1:5000/torch-compat/cpu@{DIGEST} --cell-id cu130-h100 "
         "--suites toy/suites --features toy/features.toml --pytest-args '-k fast'"
     )
-    assert Planned.from_json(planned.to_json()) == planned
-    assert "suites" not in Planned().to_json(), "the default suites are not written"
+    assert RunRequest.from_json(planned.to_json()) == planned
+    assert "suites" not in RunRequest().to_json(), "the default suites are not written"
 
 
 def test_a_nightly_or_candidate_cell_reinstalls_from_its_channels_index() -> None:

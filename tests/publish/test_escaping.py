@@ -14,8 +14,8 @@ from markdown_it import MarkdownIt
 
 from harness.merge.combine import merge_cell_dirs
 from harness.model import Matrix
-from harness.publish.diff import diff_matrices
-from harness.publish.render.diffmd import render_diff_markdown
+from harness.publish.column_diff import diff_matrices
+from harness.publish.render.diff_report import render_diff_markdown
 from harness.publish.render.markdown import render_markdown
 from tests.cellfactory import run_sample_cell, write_suite
 from tests.conftest import slow_fixture

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from harness import jsonio
 from harness.model import Column, Matrix, TestRow, trim
 from harness.outcomes import BAD, GOOD, LEGEND_NOTES, ROLLUP_MEANING, Outcome, Rollup
-from harness.publish.diff import diff_columns, release_pairs
+from harness.publish.column_diff import diff_columns, release_pairs
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 from harness.publish.render.figures import feature_figures

@@ -18,7 +18,7 @@ from harness.outcomes import (
     Rollup,
     Scope,
 )
-from harness.publish.diff import FeatureChange, diff_columns, release_pairs
+from harness.publish.column_diff import FeatureChange, diff_columns, release_pairs
 from harness.publish.render import figures as figs
 from harness.publish.render.mdtext import code, first_line, link, text
 

@@ -9,7 +9,7 @@ from typing import Final
 
 from harness.model import Column, Matrix
 from harness.outcomes import BAD
-from harness.publish.diff import ChangeKind, ColumnDiff, DiffReport, diff_matrices, matching_pairs
+from harness.publish.column_diff import ChangeKind, ColumnDiff, DiffReport, diff_matrices, matching_pairs
 from harness.publish.render.markdown import state_label
 from harness.publish.render.mdtext import code, link, text
 

@@ -1,4 +1,4 @@
-"""The diff report as Markdown (harness/publish/render/diffmd.py), on the committed sample runs: a
+"""The diff report as Markdown (harness/publish/render/diff_report.py), on the committed sample runs: a
 row per column pair with its counts, the added column, each changed test with its change and (for
 a new failure) its message escaped, the regression count; a list cut at `max_items` says so."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.api_diff import WheelApi, diff_apis
+from harness.api_changes import WheelApi, diff_apis
 from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome
-from harness.publish.diff import diff_matrices, release_pairs, with_public_api
-from harness.publish.render.diffmd import render_diff_markdown
+from harness.publish.column_diff import diff_matrices, release_pairs, with_public_api
+from harness.publish.render.diff_report import render_diff_markdown
 from tests.committed import releases_matrix, sample_matrices
 from tests.publishing_cells import REGRESSED
 

@@ -9,8 +9,8 @@ from harness.cli import main
 from harness.matrix_json import load_matrix
 from harness.model import Matrix, TestResult
 from harness.outcomes import Outcome
-from harness.publish.diff import ChangeKind, classify, diff_matrices, regressions
-from harness.publish.render.diffmd import render_diff_markdown
+from harness.publish.column_diff import ChangeKind, classify, diff_matrices, regressions
+from harness.publish.render.diff_report import render_diff_markdown
 from tests.publishing_cells import REGRESSED, write_base_and_new
 
 
@@ -109,7 +109,7 @@ def test_a_release_candidate_stands_beside_the_previous_final_release_not_a_nigh
     2.14.1, the final release before it, and the nightly with the version before it."""
     import dataclasses
 
-    from harness.publish.diff import channel_of, release_pairs
+    from harness.publish.column_diff import channel_of, release_pairs
     from tests.committed import releases_matrix
 
     matrix = releases_matrix()

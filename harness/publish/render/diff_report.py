@@ -1,4 +1,4 @@
-"""Markdown for a diff report (harness/publish/diff.py): per column pair, features whose state moved,
+"""Markdown for a diff report (harness/publish/column_diff.py): per column pair, features whose state moved,
 then the tests by kind of change."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.outcomes import BAD, Rollup
-from harness.publish.diff import ChangeKind, ColumnDiff, DiffReport
+from harness.publish.column_diff import ChangeKind, ColumnDiff, DiffReport
 from harness.publish.render.markdown import state_label
 from harness.publish.render.mdtext import code, text
 

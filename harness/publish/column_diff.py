@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final
 
-from harness.api_diff import ApiDiff
+from harness.api_changes import ApiDiff
 from harness.model import Column, ColumnState, Matrix, TestResult, TestRow
 from harness.outcomes import BAD, GOOD, Outcome, Rollup
 from harness.torch_build import parse_variant, parse_version, version_sort_key

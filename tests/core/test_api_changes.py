@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.api_diff import ApiDiff, WheelApi, diff_apis, load_api_diff
+from harness.api_changes import ApiDiff, WheelApi, diff_apis, load_api_diff
 from harness.errors import InputError
 from harness.images.wheel_api import read_wheel_api
 from harness.run.suite_apis import exercised_apis
