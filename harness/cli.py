@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import pkgutil
 import re
 import sys
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import NoReturn
 
 from harness import __version__, commands
-from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HarnessError
+from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HarnessError, did_you_mean
 
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
 VERB_ORDER = (
@@ -28,17 +27,11 @@ def _verb(module_name: str) -> str:
     return module_name.rstrip("_").replace("_", "-")
 
 
-def _verbs() -> list[tuple[str, str]]:
+def verbs() -> list[tuple[str, str]]:
     """(verb, module name) in help order."""
     found = {_verb(m.name): m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")}
     order = [v for v in VERB_ORDER if v in found] + sorted(v for v in found if v not in VERB_ORDER)
     return [(v, found[v]) for v in order]
-
-
-def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """ " (did you mean X?)" for a near miss of one of `candidates`, else ""."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
 
 
 _INVALID_CHOICE = re.compile(r"^argument ([^:]+): invalid choice: '([^']*)'")
@@ -89,7 +82,7 @@ def build_parser(only: str | None = None) -> OneLineParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    for verb, module_name in _verbs():
+    for verb, module_name in verbs():
         if only is not None and verb != only:
             sub.add_parser(verb)
             continue
@@ -103,7 +96,7 @@ def build_parser(only: str | None = None) -> OneLineParser:
 def _chosen_verb(raw: list[str]) -> str | None:
     """The verb a command line names (None: help or no verb)."""
     words = [a for a in raw if a != "--debug"]
-    known = {verb for verb, _ in _verbs()}
+    known = {verb for verb, _ in verbs()}
     return words[0] if words and words[0] in known else None
 
 

@@ -1,11 +1,13 @@
 """One error hierarchy: each cause has its own exit code and a message that says how to fix it.
 
 EXIT_CODES is the one table of exit codes: the CLI returns them, the docs quote them (the README's
-CLI reference is generated from it and from the parser: harness/commands/_reference.py).
+CLI reference is generated from it and from the parser: tools/cli_reference.py).
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Final
 
 EXIT_OK: Final = 0
@@ -114,3 +116,9 @@ class InterruptedRunError(HarnessError):
     """Ctrl-C or SIGTERM stopped the run; partial results were kept."""
 
     exit_code = EXIT_INTERRUPTED
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """ " (did you mean X?)" for a near miss of one of `candidates`, else ""."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

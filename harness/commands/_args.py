@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.cli import did_you_mean
-from harness.errors import RegistryError
+from harness.errors import RegistryError, did_you_mean
 from harness.registry import FAMILIES, get_backend, load_registry
 
 BACKEND_HELP = (

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import did_you_mean, main
-from harness.errors import EXIT_CODES, EXIT_INPUT, EXIT_USAGE
+from harness.cli import main
+from harness.errors import EXIT_CODES, EXIT_INPUT, EXIT_USAGE, did_you_mean
 from tests.cellfactory import REPO
 
 SAMPLE = {"alpha/test_a.py": "def test_ok():\n    pass\n"}
