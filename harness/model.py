@@ -441,12 +441,15 @@ class FeatureCell:
     early: int = 0  # not-in-release by its release, yet tests passed: an API present earlier than announced
     overlay: int = 0  # tests whose result came from a later partial run
     later: int = 0  # tests of a part of the feature (a group) that arrived after this release: shown, not judged
+    # what ran for the feature's tests (their evidence): device, top kernels [[name, launches]], graph replays,
+    # tests with evidence; None where none was recorded
+    evidence: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"state": self.state.value, "counts": _counts_json(self.counts)}
         if self.skips:
             data["skips"] = {k.value: v for k, v in self.skips.items()}
-        for name in ("host_tests", "measurements", "reason", "early", "overlay", "later"):
+        for name in ("host_tests", "measurements", "reason", "early", "overlay", "later", "evidence"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data
@@ -463,6 +466,7 @@ class FeatureCell:
             early=data.get("early", 0),
             overlay=data.get("overlay", 0),
             later=data.get("later", 0),
+            evidence=data.get("evidence"),
         )
 
 
@@ -492,6 +496,12 @@ class TestResult:
     @property
     def is_bad(self) -> bool:
         return self.outcome in BAD
+
+    @property
+    def evidence(self) -> Mapping[str, Any] | None:
+        """What the profiler saw run for this test (the suites' `evidence` property), if it was recorded."""
+        found = self.properties.get(EVIDENCE)
+        return found if isinstance(found, Mapping) else None
 
     def figures(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """(name, figure) for each recorded measurement (`perf.<name>` properties holding a value)."""
@@ -675,3 +685,27 @@ class Matrix:
                 for n in data["notes"]
             ),
         )
+
+
+EVIDENCE: Final = "evidence"  # the suites' property: what the profiler saw run (suites/_support/evidence.py)
+
+
+def short_kernel(name: str) -> str:
+    """A kernel's readable core: ``void pytorch_flash::flash_fwd_kernel<...>(...)`` -> ``flash_fwd_kernel``;
+    ``aten::_linalg_eigh`` stays as it is (a CPU op)."""
+    if name.startswith("aten::"):
+        return name
+    core = name[5:] if name.startswith("void ") else name
+    core = core.split("(", 1)[0].split("<", 1)[0]
+    return core.rsplit("::", 1)[-1] or name[:40]
+
+
+def evidence_text(evidence: Mapping[str, Any]) -> str:
+    """One line: ``flash_fwd_kernel, fmha_cutlassF_f16 on sm_90 · 12 graph replays`` (a feature cell or a test)."""
+    parts = []
+    kernels = [short_kernel(str(k[0])) for k in evidence.get("kernels") or [] if k]
+    if kernels:
+        parts.append(f"{', '.join(dict.fromkeys(kernels[:3]))} on {evidence.get('device') or '?'}")
+    if evidence.get("replayed"):
+        parts.append(f"{evidence['replayed']} graph replays")
+    return " · ".join(parts) or f"no device work seen on {evidence.get('device') or '?'}"

@@ -12,6 +12,14 @@
 * support claims (``[[features.<id>.claims]]`` in ``features.toml``): records ``claim`` on every test they
   cover on this device, lets ``_support.refusals`` fail a refusal there, watches the claimed ops run on the
   device (``_support.ondevice``) and, with ``--drill=MODE``, breaks them (``_support.drills``);
+* evidence of device work (``_support.evidence``): the profiler runs over every claimed test's call and what ran
+  (kernels, per claimed op, graph recordings and replays) is recorded as its ``evidence`` property; on an
+  accelerator a claimed test that launched nothing fails;
+* the backstop: on a device the claims cover, a claimed test may end passed, failed or xfailed (strict) or skip
+  for a reason its claim allows (``allowed_skips``); any other skip, whatever raised it (``refused()``,
+  ``need()``, ``pytest.importorskip``, a skip mark, a bare ``pytest.skip``), is turned into a failure naming the
+  claim; an API that is present but broken on import (``_support.requires.BrokenAPI``) fails there and is an
+  error elsewhere;
 * fails the session at once when torch cannot see the device the harness planned the cell for
   (``COMPAT_EXPECT_DEVICE``);
 * pins TF32 off: the float32 bounds assume full float32 matmuls and convolutions.
@@ -37,8 +45,9 @@ if str(SUITES_DIR) not in sys.path:  # pytest.ini has pythonpath = . ; this cove
     sys.path.insert(0, str(SUITES_DIR))
 
 from _support import claims as claims_mod  # noqa: E402
-from _support import drills, expectations, ondevice  # noqa: E402
+from _support import drills, evidence, expectations, ondevice  # noqa: E402
 from _support import env as compat_env_mod  # noqa: E402
+from _support.requires import BROKEN_MARK  # noqa: E402
 
 EXPECTATIONS_DIR = SUITES_DIR / "expectations"
 DEFAULT_TIMEOUT_S = 300.0
@@ -64,6 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "perf: performance test; records figures, asserts at most a floor")
     config.addinivalue_line("markers", "timeout(seconds): per-test soft timeout (default $COMPAT_TEST_TIMEOUT or 300)")
     config.addinivalue_line("markers", f"{MEASUREMENT}: records figures and asserts nothing about them on this device")
+    config.addinivalue_line("markers", f"{BROKEN_MARK}(reason): an API the build has fails to import (requires.api)")
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
     if workers > 1 and not os.environ.get("OMP_NUM_THREADS"):
         # xdist workers share the cores: don't oversubscribe them with intra-op threads
@@ -195,6 +205,15 @@ def _claims_and_drills(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
 
 
 @pytest.fixture(autouse=True)
+def _broken_api(request: pytest.FixtureRequest) -> None:
+    """A broken API (present, crashes on import) is an error where no claim covers the test (claimed: the call
+    phase fails, pytest_runtest_call)."""
+    broken = request.node.get_closest_marker(BROKEN_MARK)
+    if broken is not None and not _claims_of(request.node):
+        pytest.fail(f"{broken.args[0]}: the API is present and broken (an error, not a missing feature)", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
 def _seed() -> None:
     import torch
 
@@ -283,6 +302,91 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, item._compat_prev_handler)
         del item._compat_prev_handler
+
+
+# ---------------------------------------------------------------- evidence and the backstop
+def _claims_of(item: pytest.Item) -> list[Any]:
+    return list(getattr(item, "_compat_claims", []))
+
+
+def where_it_ran() -> str:
+    """How evidence names the device: ``sm_90`` (NVIDIA), the gfx arch (ROCm), the device name (XPU), ``cpu``."""
+    e = compat_env_mod.get()
+    if e.capability is not None:
+        return f"sm_{e.capability[0]}{e.capability[1]}"
+    if e.arch:
+        return e.arch
+    return e.device_label if e.accelerator else "cpu"
+
+
+def _needs_device_work(found: list[Any]) -> bool:
+    """A claim that names an op that computes (not only statistics, handles or build facts) needs kernels."""
+    return any(ondevice.kind(op) in ("eager", "graph", "compile") for c in found for op in c.ops)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    found = _claims_of(item)
+    broken = item.get_closest_marker(BROKEN_MARK)
+    if broken is not None and found:
+        pytest.fail(f"{broken.args[0]}: broken on a device the claims cover ({found[0].label})", pytrace=False)
+    if not found:
+        return (yield)
+    device_type = compat_env_mod.get().device_type
+    recorder = evidence.begin(device_type)
+    try:
+        result = yield
+    finally:
+        seen = evidence.end(recorder)
+        item.user_properties.append((evidence.PROPERTY, evidence.encode(seen, where_it_ran())))
+    if device_type != "cpu":
+        silent = seen.silent_ops()
+        if silent:
+            raise AssertionError(
+                f"no device work seen for {', '.join(silent)} on {where_it_ran()}: the call returned but launched no "
+                f"kernel ({seen.copies} copies): a host fallback or a no-op"
+            )
+        if not seen.work and _needs_device_work(found):
+            raise AssertionError(
+                f"no device work seen on {where_it_ran()}: the test launched no kernel and replayed no graph "
+                f"({seen.copies} copies) although {found[0].label} claims it"
+            )
+    return result
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        text = str(longrepr[2])
+        return text[len("Skipped: ") :] if text.startswith("Skipped: ") else text
+    return str(longrepr)
+
+
+def backstop_verdict(found: list[Any], reason: str, fake: bool) -> str | None:
+    """Why a skip of a test these claims cover is a failure (None: the skip stands). A claim's
+    ``allowed_skips`` names the skips that say nothing against it (two ranks on one GPU). On a fake device
+    (``COMPAT_FAKE_CLAIM``) a ``[hardware]`` skip stands: that device is not here to run the test."""
+    if not found:
+        return None
+    if fake and reason.startswith("[hardware]"):
+        return None
+    if any(c.allows_skip(reason) for c in found):
+        return None
+    return (
+        f"skipped on a device the claims cover ({'; '.join(c.label for c in found)}): {reason[:500]} -- a claimed "
+        "test may pass, fail or be a known issue, never skip for a reason its claim does not name"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    report = yield
+    if report.skipped and not hasattr(report, "wasxfail"):
+        verdict = backstop_verdict(_claims_of(item), _skip_reason(report), claims_mod.device().fake)
+        if verdict is not None:
+            report.outcome = "failed"
+            report.longrepr = verdict
+    return report
 
 
 # ---------------------------------------------------------------- expectations (known issues)

@@ -29,7 +29,7 @@ from harness.ingest.eventlog_reader import read_events
 from harness.ingest.featuremap import FeatureMap, load_feature_map
 from harness.ingest.junit_reader import junit_ends_well, junit_files, read_junit_files
 from harness.ingest.plainstore import Gather, TestState, add_properties, plain_results, round_duration, shared_result
-from harness.model import UNASSIGNED, TestResult, trim
+from harness.model import EVIDENCE, UNASSIGNED, TestResult, trim
 from harness.outcomes import Outcome, Scope
 from harness.regular_file import open_regular, read_regular
 
@@ -165,13 +165,16 @@ class CellFeatures:
 
 # -- the cell ----------------------------------------------------------------------------------
 def _parse_properties(properties: dict[str, Any] | None) -> dict[str, Any]:
-    """Decode the suites' JSON perf figures (`perf.<name>`)."""
+    """Decode the suites' JSON properties: perf figures (`perf.<name>`) and the evidence of device work
+    (`evidence`: kept as an object only when it decodes to one; anything else stays the text it was)."""
     if not properties:
         return {}
     for key, value in properties.items():
-        if key.startswith("perf.") and isinstance(value, str):
+        if (key.startswith("perf.") or key == EVIDENCE) and isinstance(value, str):
             with contextlib.suppress(ValueError):
-                properties[key] = jsonio.loads(value)
+                decoded = jsonio.loads(value)
+                if key != EVIDENCE or isinstance(decoded, dict):
+                    properties[key] = decoded
     return properties
 
 

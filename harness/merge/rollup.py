@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from harness.model import FeatureCell, TestResult
+from harness.model import FeatureCell, TestResult, short_kernel
 from harness.outcomes import BAD, GOOD, Outcome, Rollup, Scope, SkipClass
 
 
@@ -48,8 +48,11 @@ def roll_up_counted(pairs: Iterable[tuple[TestResult, int]], *, no_data: bool = 
     basis: dict[Scope, Counter[Outcome]] = {Scope.BACKEND: Counter(), Scope.HOST: Counter()}
     unsupported = {Scope.BACKEND: 0, Scope.HOST: 0}
     host = measurements = 0
+    seen = _Seen()
     for result, n in pairs:
         outcome = result.outcome
+        if result.properties:
+            seen.add(result.evidence, n)
         if result.scope is Scope.MEASUREMENT and outcome in GOOD:
             measurements += n
             continue
@@ -77,4 +80,46 @@ def roll_up_counted(pairs: Iterable[tuple[TestResult, int]], *, no_data: bool = 
         skips=dict(skips),
         host_tests=host - host_unsupported if host else 0,
         measurements=measurements,
+        evidence=seen.summary(),
     )
+
+
+class _Seen:
+    """The evidence of a feature's tests on one column, summed: the kernels its claimed ops ran (else its tests'
+    kernels), by launches, the graph replays, how many tests recorded any."""
+
+    TOP = 3
+
+    def __init__(self) -> None:
+        self.kernels: Counter[str] = Counter()
+        self.replayed = 0
+        self.tests = 0
+        self.device: str | None = None
+
+    def add(self, evidence: Mapping | None, n: int) -> None:
+        if evidence is None:
+            return
+        try:
+            self._add(evidence, n)
+        except (TypeError, ValueError, AttributeError):  # a cell from outside with a malformed property: not evidence
+            return
+
+    def _add(self, evidence: Mapping, n: int) -> None:
+        self.tests += n
+        device = evidence.get("device")
+        self.device = self.device or (str(device)[:80] if device else None)
+        per_op = [k for found in (evidence.get("ops") or {}).values() for k in found or ()]
+        for kernel in per_op or evidence.get("kernels") or ():
+            if isinstance(kernel, list | tuple) and len(kernel) == 2 and isinstance(kernel[1], int):
+                self.kernels[short_kernel(str(kernel[0]))] += kernel[1] * n
+        graphs = evidence.get("graphs") or {}
+        self.replayed += max(0, int(graphs.get("replayed") or 0)) * n
+
+    def summary(self) -> dict | None:
+        if not self.tests:
+            return None
+        found: dict = {"device": self.device or "?", "tests": self.tests}
+        found["kernels"] = [[name, count] for name, count in self.kernels.most_common(self.TOP)]
+        if self.replayed:
+            found["replayed"] = self.replayed
+        return found

@@ -26,7 +26,7 @@ FEATURES_TOML = Path(__file__).resolve().parent.parent / "features.toml"
 FAKE_CLAIM_ENV = "COMPAT_FAKE_CLAIM"
 FAMILIES = ("cpu", "cuda", "rocm", "xpu", "mps")
 REQUIRED = ("family", "since", "source", "ops")
-OPTIONAL = ("tests", "min_capability", "max_capability", "archs", "xpu_devices", "variants", "note")
+OPTIONAL = ("tests", "min_capability", "max_capability", "archs", "xpu_devices", "variants", "note", "allowed_skips")
 
 
 class ClaimsError(Exception):
@@ -46,6 +46,10 @@ class Claim:
     archs: tuple[str, ...] = ()
     xpu_devices: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
+    allowed_skips: tuple[str, ...] = ()  # regular expressions: the skips that say nothing against the claim
+
+    def allows_skip(self, reason: str) -> bool:
+        return any(re.search(pattern, reason) for pattern in self.allowed_skips)
 
     def covers_test(self, node_id: str) -> bool:
         from _support.expectations import node_glob  # lazily: this module loads without the suites on sys.path
@@ -117,12 +121,22 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
         raise ClaimsError(f"{where}: since must be a release like '2.12'")
     if not str(raw["source"]).startswith("https://"):
         raise ClaimsError(f"{where}: source must be an https:// URL")
-    lists = {k: raw.get(k, []) for k in ("ops", "tests", "archs", "xpu_devices", "variants")}
+    lists = {k: raw.get(k, []) for k in ("ops", "tests", "archs", "xpu_devices", "variants", "allowed_skips")}
     for key, value in lists.items():
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise ClaimsError(f"{where}: {key} must be a list of strings")
     if not lists["ops"]:
         raise ClaimsError(f"{where}: ops must name at least one API")
+    for pattern in lists["allowed_skips"]:
+        if not pattern.startswith(r"^\[hardware\]"):
+            raise ClaimsError(
+                f"{where}: allowed_skips {pattern!r} must start with ^\\[hardware\\]: only what this "
+                "host lacks may excuse a claimed test, never an unsupported or missing dependency"
+            )
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise ClaimsError(f"{where}: allowed_skips {pattern!r} is not a regular expression: {e}") from None
     cap, top = raw.get("min_capability"), raw.get("max_capability")
     for key, value in (("min_capability", cap), ("max_capability", top)):
         if value is not None and not (isinstance(value, str) and re.fullmatch(r"\d+\.\d+", value)):
@@ -139,6 +153,7 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
         archs=tuple(lists["archs"]),
         xpu_devices=tuple(lists["xpu_devices"]),
         variants=tuple(lists["variants"]),
+        allowed_skips=tuple(lists["allowed_skips"]),
     )
 
 

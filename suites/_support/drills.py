@@ -7,7 +7,9 @@ that misbehaves on whatever device runs:
   ``NotImplementedError``;
 * ``wrong-values``: floating results (and the outputs of a returned callable or module) are scaled by
   ``1 + 0.1 * n`` on the n-th call, beyond every tolerance of every dtype, and different on every call so
-  that two calls cannot agree by accident; quantized results are requantized from scaled values;
+  that two calls cannot agree by accident; quantized results are requantized from scaled values; integer
+  results (a memory statistic, a count, the RNG state's bytes, a dict of statistics) are off by ``n``, booleans
+  flipped;
 * ``fallback``: the op runs elsewhere than the device under test (the CPU under an accelerator, the ``meta``
   device under the CPU) and hands back tensors on the device under test; ``torch.compile`` hands back the
   function uncompiled (eager);
@@ -116,7 +118,10 @@ def _scaled(t: Any, factor: float) -> Any:
     if t.is_floating_point() or t.is_complex():
         with torch.no_grad():
             return (t.float() * factor + offset).to(t.dtype) if t.element_size() < 2 else t * factor + offset
-    return t
+    with torch.no_grad():
+        if t.dtype == torch.bool:
+            return ~t
+        return t + round((factor - 1) * 10)  # integers (RNG state bytes, counts, indices): off by the call number
 
 
 def _in_place(args: tuple[Any, ...], factor: float) -> None:
@@ -140,6 +145,12 @@ def _wrong_values(real: Any) -> Any:
 
     def perturb(out: Any, args: tuple[Any, ...]) -> Any:
         factor = 1 + 0.1 * next(calls)
+        if isinstance(out, bool):
+            return not out
+        if isinstance(out, int | float):  # a statistic, a count, a clock, a seed: off by the call number
+            return out + round((factor - 1) * 10) if isinstance(out, int) else out * factor + (factor - 1)
+        if isinstance(out, dict) and out and all(isinstance(v, int | float) for v in out.values()):
+            return {k: perturb(v, args) for k, v in out.items()}  # memory_stats()
         if isinstance(out, torch.nn.Module):
             out.register_forward_hook(lambda module, inputs, result: _map_tensors(result, lambda t: _scaled(t, factor)))
             return out

@@ -17,7 +17,7 @@ import pytest
 
 from _support import claims as _claims
 from _support import env as _env
-from _support.requires import skip_unsupported
+from _support.requires import skip, skip_unsupported
 
 ATEN = "https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/native"
 REDUCE_OVERHEAD = "torch.compile:reduce-overhead"
@@ -25,6 +25,18 @@ SEMI_STRUCTURED = "torch.sparse.to_sparse_semi_structured"
 EXPANDABLE = "PYTORCH_ALLOC_CONF:expandable_segments"
 FLEX_BACKWARD = "torch.nn.attention.flex_attention.flex_attention:backward"
 COMPILE_PY315 = "torch.compile:python-3.15"
+EXPORT_MX_SAVE = "torch.export.save:mx-dtypes"
+PT2E_IN_TORCH = "torch.ao.quantization.quantize_pt2e"
+EXPORT_DOT = "torch.cuda.export_dot"
+XPU_TELEMETRY = tuple(
+    f"torch.xpu.{n}" for n in ("temperature", "clock_rate", "power_draw", "utilization", "memory_usage",
+                               "device_memory_used")
+)  # fmt: skip
+XPU_PROCESSES = "torch.xpu.list_gpu_processes"
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
 
 
 @dataclass(frozen=True)
@@ -35,9 +47,19 @@ class Refusal:
     text: str  # regular expression searched in the error's message
     source: str  # where the text comes from
     example: str = ""  # the message as the backend words it (the refuse drill raises it)
+    # what the refusal says about this host: "unsupported" (the build lacks it: fails where claimed), or
+    # "dependency" / "hardware" (an optional package, a host permission: a skip the claims' backstop judges)
+    tag: str = "unsupported"
+    since: str | None = None  # the torch release from which this refusal is the build's answer ("2.11")
+    until: str | None = None  # the release from which it is not any more (a later release has the feature)
 
     def matches(self, op: str, family: str, error: BaseException | None, message: str) -> bool:
         if op != self.op or family not in self.families:
+            return False
+        torch = _env.get().torch_version[:2]
+        if self.since and torch < _release(self.since):
+            return False
+        if self.until and torch >= _release(self.until):
             return False
         if error is not None and type(error).__name__ not in self.errors:
             return False
@@ -184,6 +206,56 @@ REFUSALS: tuple[Refusal, ...] = (
         r"expandable_segments not supported on this platform",
         "c10/core/AllocatorConfig.cpp (the warning of an allocator without expandable segments)",
     ),
+    Refusal(
+        EXPORT_MX_SAVE,
+        ("cpu", "cuda", "rocm", "xpu"),
+        ("KeyError",),
+        r"float8_e8m0fnu|float4_e2m1fn_x2",
+        "https://github.com/pytorch/pytorch/pull/176270 (2.12 serializes float8_e8m0fnu; before it torch.export.save"
+        " raised KeyError for the MX dtypes, pytorch#176621; seen on 2.11.0+cu130)",
+        "torch.float8_e8m0fnu",
+        until="2.12",
+    ),
+    Refusal(
+        PT2E_IN_TORCH,
+        ("cpu", "cuda", "rocm", "xpu"),
+        ("ModuleNotFoundError",),
+        r"^No module named 'torch\.ao\.quantization\.(quantize_pt2e|quantizer)",
+        "https://github.com/pytorch/pytorch/pull/169151 (PT2E quantization moved from torch to torchao in 2.11)",
+        "No module named 'torch.ao.quantization.quantize_pt2e'",
+        since="2.11",
+    ),
+    Refusal(
+        EXPORT_DOT,
+        ("cuda", "rocm"),
+        ("RuntimeError",),
+        r"cuda-bindings",
+        "torch/cuda/graphs.py (export_dot reads the graph through the cuda-bindings package, an optional dependency)",
+        tag="dependency",
+    ),
+    *(
+        Refusal(
+            op,
+            ("xpu",),
+            ("ImportError", "ModuleNotFoundError"),
+            r"pyzes",
+            "torch/xpu/memory.py and torch/xpu/__init__.py (the readings go through pyzes, Level Zero Sysman's "
+            "Python binding, an optional dependency)",
+            tag="dependency",
+        )
+        for op in (*XPU_TELEMETRY, XPU_PROCESSES)
+    ),
+    *(
+        Refusal(
+            op,
+            ("xpu",),
+            ("RuntimeError",),
+            r"elevated privileges",
+            "Level Zero Sysman (zesInit): a host without the privilege to read the device's telemetry",
+            tag="hardware",
+        )
+        for op in (*XPU_TELEMETRY, XPU_PROCESSES)
+    ),
 )
 
 
@@ -218,10 +290,13 @@ def refused_silently(op: str, observed: str, where: str) -> None:
 def _judge(op: str, error: BaseException | None, message: str, where: str) -> None:
     __tracebackhide__ = True
     first = message.strip().splitlines()[0] if message.strip() else type(error).__name__
+    entry = refusal_for(op, error, message)
+    if entry is not None and entry.tag != "unsupported":
+        # what this host lacks (a package, a permission): the claims' backstop (conftest) judges the skip
+        skip(entry.tag, f"{where}: {first} ({entry.op} on {family()}: {entry.source})")
     claimed = _current_claims()
     if claimed:
         label = "; ".join(c.label for c in claimed)
         pytest.fail(f"{where}: refused on a device the claims cover ({label}): {first}", pytrace=False)
-    entry = refusal_for(op, error, message)
     if entry is not None:
         skip_unsupported(f"{where}: {first} (refusal of {entry.op} on {family()}: {entry.source})")

@@ -33,6 +33,11 @@ UNSUPPORTED = "unsupported"
 HARDWARE = "hardware"
 DEPENDENCY = "dependency"
 TAGS = (UNSUPPORTED, HARDWARE, DEPENDENCY)
+BROKEN_MARK = "compat_broken"  # an API present in the build that fails to import: never a skip
+
+
+class BrokenAPI(RuntimeError):
+    """An API the build has but that raises while it is imported or looked up: a regression, not an absence."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class Requirement:
     ok: bool
     tag: str
     reason: str
+    broken: bool = False  # the API is there and broken: fail (claimed) or error (elsewhere), never skip
 
     @property
     def skip_reason(self) -> str:
@@ -79,17 +85,22 @@ def skip_dependency(reason: str) -> NoReturn:
 
 
 def requires(*reqs: Requirement) -> pytest.MarkDecorator:
-    """A skipif mark carrying the first unmet requirement's tagged reason."""
+    """A skipif mark carrying the first unmet requirement's tagged reason; a broken API is a
+    ``compat_broken`` mark instead (conftest fails the test where it is claimed, errors it elsewhere)."""
     for r in reqs:
+        if r.broken:
+            return getattr(pytest.mark, BROKEN_MARK)(r.reason)
         if not r.ok:
             return pytest.mark.skipif(True, reason=r.skip_reason)
     return pytest.mark.skipif(False, reason="all requirements met")
 
 
 def need(*reqs: Requirement) -> None:
-    """Imperative form of :func:`requires` for use inside a test body."""
+    """Imperative form of :func:`requires` for use inside a test body; a broken API raises :class:`BrokenAPI`."""
     __tracebackhide__ = True
     for r in reqs:
+        if r.broken:
+            raise BrokenAPI(r.reason)
         if not r.ok:
             pytest.skip(r.skip_reason)
 
@@ -157,23 +168,41 @@ def attribute(obj: object, dotted: str, what: str) -> Requirement:
 
 def resolve(dotted: str) -> object | None:
     """The object at ``dotted`` (``torch.xpu.temperature``, ``torch.distributed._symmetric_memory.empty``),
-    or None: attributes first, submodules imported where an attribute is missing. Never raises; an
-    attribute whose value is None counts as absent."""
+    or None when the build does not have it: attributes first, submodules imported where an attribute is
+    missing. **Absent** is an attribute that is not there or a ``ModuleNotFoundError`` for that very module (or
+    a parent the path names); an attribute whose value is None counts as absent. Anything else raised while
+    importing or looking it up is **broken**: :class:`BrokenAPI`, never None (a crash must not read as a
+    release that lacks the feature)."""
     import importlib
 
     parts = dotted.split(".")
     try:
         cur: object = importlib.import_module(parts[0])
-    except Exception:
-        return None
-    for i, part in enumerate(parts[1:], 1):
-        if hasattr(cur, part):
-            cur = getattr(cur, part)
-            continue
-        try:
-            cur = importlib.import_module(".".join(parts[: i + 1]))
-        except Exception:  # ImportError, or whatever a half-built submodule raises on import
+    except ModuleNotFoundError as e:
+        if e.name == parts[0]:
             return None
+        raise BrokenAPI(f"{dotted}: importing {parts[0]} raised {type(e).__name__}: {e}") from e
+    except Exception as e:
+        raise BrokenAPI(f"{dotted}: importing {parts[0]} raised {type(e).__name__}: {e}") from e
+    for i, part in enumerate(parts[1:], 1):
+        try:
+            found = hasattr(cur, part)
+        except Exception as e:  # a lazy attribute (module __getattr__) that crashes
+            raise BrokenAPI(f"{dotted}: reading {part} raised {type(e).__name__}: {e}") from e
+        if found:
+            cur = getattr(cur, part)
+            if cur is None:
+                return None
+            continue
+        name = ".".join(parts[: i + 1])
+        try:
+            cur = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name is not None and name.startswith(e.name):  # that module (or the parent named) is not there
+                return None
+            raise BrokenAPI(f"{dotted}: importing {name} raised ModuleNotFoundError: {e}") from e
+        except Exception as e:
+            raise BrokenAPI(f"{dotted}: importing {name} raised {type(e).__name__}: {e}") from e
     return cur
 
 
@@ -185,7 +214,10 @@ def api(dotted: str, since: str | None = None) -> Requirement:
     ``[unsupported] torch.xpu.list_gpu_processes (new in 2.14) is absent from torch 2.13.0``. ``since``
     only words the reason.
     """
-    found = resolve(dotted) is not None
+    try:
+        found = resolve(dotted) is not None
+    except BrokenAPI as e:
+        return Requirement(False, UNSUPPORTED, str(e), broken=True)
     new = f" (new in {since})" if since else ""
     return Requirement(found, UNSUPPORTED, f"{dotted}{new} is absent from torch {_env.get().torch_base}")
 

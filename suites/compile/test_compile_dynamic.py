@@ -11,10 +11,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
 import torch
+from _support import graphcount
 from _support.compiler import cudagraph_skips, device_graphs, graph_devices, inductor_toolchain
 from _support.models import MODELS
 from _support.refusals import REDUCE_OVERHEAD, refused, refused_silently
@@ -96,7 +98,12 @@ def test_reduce_overhead_records_device_graphs(device: torch.device) -> None:
     x = _batch(16, device)
     where = f'torch.compile(mode="reduce-overhead") on {device.type}'
     before = cudagraph_skips()
-    with torch._inductor.config.patch({"triton.cudagraph_or_error": True}):
+    graphs = (
+        graphcount.expect(f"{where}: warm-up, record, replay", recorded=1, replayed=1)
+        if device.type in graph_devices()
+        else contextlib.nullcontext()
+    )
+    with torch._inductor.config.patch({"triton.cudagraph_or_error": True}), graphs:
         try:
             outs = [compiled(x).clone() for _ in range(3)]  # warm-up, record, replay
         except RuntimeError as e:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from _support.requires import api, requires, skip_dependency, skip_hardware
+from _support.refusals import EXPORT_DOT, refused
+from _support.requires import api, requires, skip_hardware
 
 HOOKS = ("capture_start", "capture_end", "instantiate", "replay_start", "replay_end")
 REGISTER = {
@@ -113,10 +114,8 @@ def test_export_dot_writes_the_captured_graph(device, compat_env, tmp_path: Path
     try:
         with torch.cuda.graph(graph):
             x.mul_(2)
-    except RuntimeError as e:
-        if "cuda-bindings" in str(e):
-            skip_dependency(f"torch.cuda.export_dot: {str(e).splitlines()[0]}")
-        raise
+    except RuntimeError as e:  # "cuda-bindings" missing is a [dependency] (the refusal table); anything else fails
+        refused(EXPORT_DOT, e, "torch.cuda.export_dot")
     text = path.read_text(encoding="utf-8", errors="replace")
     assert text.lstrip().startswith("digraph"), f"{path.name} is not Graphviz DOT: {text[:200]!r}"
     assert "kernel" in text.lower() or "->" in text or "node" in text.lower(), (

@@ -11,8 +11,11 @@ that skips fails. On the CPU the skip itself is asserted.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
+from _support import graphcount
 from _support.compiler import cudagraph_skips, graph_devices, inductor_toolchain
 from _support.refusals import REDUCE_OVERHEAD, refused, refused_silently
 from _support.requires import requires, skip_hardware
@@ -42,11 +45,17 @@ def test_reduce_overhead_on_every_accelerator(device: torch.device, compat_env) 
         results = []
         where = f'torch.compile(mode="reduce-overhead") on {device.type}'
         w = torch.randn(64, 64, device=device)
+        graphs = (
+            graphcount.expect(f"{where}: warm-up, record, replays", recorded=1, replayed=2)
+            if device.type in graph_devices()
+            else contextlib.nullcontext()
+        )
         try:
-            for n in range(4):  # warm-up, record, replays: each call with new values in the same shape
-                x = torch.full((64, 64), n - 1.5, device=device)
-                torch.compiler.cudagraph_mark_step_begin()
-                results.append((x, compiled(x, w).clone()))
+            with graphs:
+                for n in range(4):  # warm-up, record, replays: each call with new values in the same shape
+                    x = torch.full((64, 64), n - 1.5, device=device)
+                    torch.compiler.cudagraph_mark_step_begin()
+                    results.append((x, compiled(x, w).clone()))
         except RuntimeError as e:
             if "skipping cudagraphs" not in str(e) or device.type in graph_devices():
                 raise

@@ -13,6 +13,7 @@ import inspect
 
 import pytest
 import torch
+from _support import graphcount
 from _support.graphs import new_graph, refused_without_device
 from _support.perf import synchronize
 from _support.requires import api, requires
@@ -44,18 +45,23 @@ def test_capture_records_on_the_current_stream(device: torch.device) -> None:
     _warm_up(side, lambda: x.add_(1))
     g = new_graph()
     seen = {}
-    with side, g:
-        seen["current stream is the side stream"] = torch.accelerator.current_stream() == side
-        seen["side stream capturing"] = side.is_capturing()
-        seen["another stream capturing"] = other.is_capturing()
-        x.add_(1)
-    want = {"current stream is the side stream": True, "side stream capturing": True, "another stream capturing": False}
-    assert seen == want, f"inside `with side, graph:` on {device}: {seen}"
-    assert not side.is_capturing(), "the side stream is still capturing after the block"
-    x.zero_()
-    for _ in range(3):
-        g.replay()
-    synchronize(device)
+    with graphcount.expect("capture on the current stream, 3 replays", recorded=1, replayed=3):
+        with side, g:
+            seen["current stream is the side stream"] = torch.accelerator.current_stream() == side
+            seen["side stream capturing"] = side.is_capturing()
+            seen["another stream capturing"] = other.is_capturing()
+            x.add_(1)
+        want = {
+            "current stream is the side stream": True,
+            "side stream capturing": True,
+            "another stream capturing": False,
+        }
+        assert seen == want, f"inside `with side, graph:` on {device}: {seen}"
+        assert not side.is_capturing(), "the side stream is still capturing after the block"
+        x.zero_()
+        for _ in range(3):
+            g.replay()
+        synchronize(device)
     assert torch.equal(x, torch.full_like(x, 3.0)), f"after 3 replays x[:4] = {x[:4].tolist()}"
 
 
@@ -73,13 +79,18 @@ def test_capture_on_the_default_stream(device: torch.device, compat_env) -> None
         side = torch.Stream(device=device)
         _warm_up(side, lambda: x.add_(1))
         g = new_graph()
-        with side, g:
-            x.add_(1)
+        with graphcount.expect("capture on a side stream after the refusal", recorded=1, replayed=1):
+            with side, g:
+                x.add_(1)
+            x.zero_()
+            g.replay()
+            synchronize(device)
     else:
-        with g:
-            assert current.is_capturing(), f"{device}: the current stream is not capturing inside the graph"
-            x.add_(1)
-    x.zero_()
-    g.replay()
-    synchronize(device)
+        with graphcount.expect("capture on the default stream", recorded=1, replayed=1):
+            with g:
+                assert current.is_capturing(), f"{device}: the current stream is not capturing inside the graph"
+                x.add_(1)
+            x.zero_()
+            g.replay()
+            synchronize(device)
     assert torch.equal(x, torch.ones_like(x)), f"after one replay x[:4] = {x[:4].tolist()}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _support import graphcount
 from _support.graphs import new_graph
 from _support.perf import synchronize
 from _support.requires import accelerator, requires, torch_at_least
@@ -31,15 +32,16 @@ def test_capture_on_side_stream_and_replay(device: torch.device, replays: int) -
     _warm_up(side, lambda: x.add_(1))
     g = new_graph()
     seen = []
-    with side, g:  # capture must not run on the default stream
-        seen.append(torch.accelerator.current_stream().is_capturing())
-        x.add_(1)
-    assert seen == [True], f"is_capturing() inside capture = {seen}"
-    assert side.is_capturing() is False, "still capturing after the block"
-    x.zero_()
-    for _ in range(replays):
-        g.replay()  # replays on the current stream
-    synchronize(device)
+    with graphcount.expect(f"capture on a side stream, {replays} replays", recorded=1, replayed=replays):
+        with side, g:  # capture must not run on the default stream
+            seen.append(torch.accelerator.current_stream().is_capturing())
+            x.add_(1)
+        assert seen == [True], f"is_capturing() inside capture = {seen}"
+        assert side.is_capturing() is False, "still capturing after the block"
+        x.zero_()
+        for _ in range(replays):
+            g.replay()  # replays on the current stream
+        synchronize(device)
     assert torch.equal(x, torch.full_like(x, replays)), f"after {replays} replays x[:4]={x[:4].tolist()}"
 
 
@@ -48,14 +50,15 @@ def test_replay_reads_updated_static_input(device: torch.device) -> None:
     side = torch.Stream(device=device)
     _warm_up(side, lambda: static_in * 2 + 1)
     g = new_graph()
-    with side, g:
-        static_out = static_in * 2 + 1
-    for _ in range(3):
-        new = torch.randn(256, device=device)
-        static_in.copy_(new)
-        g.replay()
-        synchronize(device)
-        assert torch.equal(static_out, new * 2 + 1)
+    with graphcount.expect("static input, 3 replays", recorded=1, replayed=3):
+        with side, g:
+            static_out = static_in * 2 + 1
+        for _ in range(3):
+            new = torch.randn(256, device=device)
+            static_in.copy_(new)
+            g.replay()
+            synchronize(device)
+            assert torch.equal(static_out, new * 2 + 1)
 
 
 def test_pool_sharing(device: torch.device) -> None:
@@ -63,19 +66,20 @@ def test_pool_sharing(device: torch.device) -> None:
     side = torch.Stream(device=device)
     _warm_up(side, lambda: (a * 2) + 1)
     g1 = new_graph()
-    with side, g1:
-        mid = a * 2
-    pool = g1.pool()
-    assert isinstance(pool, tuple) and len(pool) == 2
-    g2 = new_graph(pool=pool)
-    with side, g2:
-        out = mid + 1
-    assert g2.pool() == pool, f"graph built with pool={pool} reports pool {g2.pool()}"
-    new = torch.randn(512, device=device)
-    a.copy_(new)
-    g1.replay()
-    g2.replay()
-    synchronize(device)
+    with graphcount.expect("two graphs sharing a pool", recorded=2, replayed=2):
+        with side, g1:
+            mid = a * 2
+        pool = g1.pool()
+        assert isinstance(pool, tuple) and len(pool) == 2
+        g2 = new_graph(pool=pool)
+        with side, g2:
+            out = mid + 1
+        assert g2.pool() == pool, f"graph built with pool={pool} reports pool {g2.pool()}"
+        new = torch.randn(512, device=device)
+        a.copy_(new)
+        g1.replay()
+        g2.replay()
+        synchronize(device)
     assert torch.equal(out, new * 2 + 1)
 
 
@@ -85,13 +89,14 @@ def test_keep_graph_instantiate(device: torch.device, explicit_instantiate: bool
     side = torch.Stream(device=device)
     _warm_up(side, lambda: x.mul_(2).add_(1))
     g = new_graph(keep_graph=True)
-    with side, g:
-        x.mul_(2).add_(1)
-    if explicit_instantiate:
-        g.instantiate()
-    x.zero_()
-    for _ in range(3):
-        g.replay()  # keep_graph=True without instantiate(): the first replay instantiates
-    synchronize(device)
+    with graphcount.expect("keep_graph, 3 replays", recorded=1, replayed=3):
+        with side, g:
+            x.mul_(2).add_(1)
+        if explicit_instantiate:
+            g.instantiate()
+        x.zero_()
+        for _ in range(3):
+            g.replay()  # keep_graph=True without instantiate(): the first replay instantiates
+        synchronize(device)
     assert torch.equal(x, torch.full_like(x, 7.0))  # 0 -> 1 -> 3 -> 7
     g.reset()

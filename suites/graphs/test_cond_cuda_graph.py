@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _support import graphcount
 from _support.compiler import cudagraph_skips
 from _support.requires import cuda_runtime_at_least, nvidia_gpu, requires, torch_at_least
 
@@ -39,13 +40,14 @@ def test_cond_eager_capture_device_predicate_switches_branch(device: torch.devic
         torch.cond(pred, _true, _false, (x,))
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=side), CUDAGraphCaptureControlFlowOpDispatchMode():
-        out = torch.cond(pred, _true, _false, (x,))
-    for value in (True, False, True, False):  # one capture; the branch is chosen on the device
-        pred.fill_(value)
-        g.replay()
-        torch.cuda.synchronize()
-        torch.testing.assert_close(out, _true(x) if value else _false(x), msg=f"replay with pred={value}")
+    with graphcount.expect("torch.cond in one capture, four replays", recorded=1, replayed=4):
+        with torch.cuda.graph(g, stream=side), CUDAGraphCaptureControlFlowOpDispatchMode():
+            out = torch.cond(pred, _true, _false, (x,))
+        for value in (True, False, True, False):  # one capture; the branch is chosen on the device
+            pred.fill_(value)
+            g.replay()
+            torch.cuda.synchronize()
+            torch.testing.assert_close(out, _true(x) if value else _false(x), msg=f"replay with pred={value}")
 
 
 @pytest.mark.timeout(600)
@@ -64,7 +66,8 @@ def test_cond_compiled_cudagraphs_backend(device: torch.device) -> None:
     pred = torch.tensor(True, device=device)
     before = cudagraph_skips()
     # the backend runs eagerly when it skips, and eager's outputs match too: a skip must raise instead
-    with torch._inductor.config.patch({"triton.cudagraph_or_error": True}):
+    counted = graphcount.expect('torch.compile(backend="cudagraphs") with torch.cond', recorded=1, replayed=3)
+    with torch._inductor.config.patch({"triton.cudagraph_or_error": True}), counted:
         for _ in range(3):  # warm-up, capture + replay, replay
             y = cf(pred, x).clone()  # clone: graph outputs are overwritten by later replays
         y_false = cf(~pred, x).clone()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _support import graphcount
 from _support.requires import accelerator, requires, torch_at_least
 
 pytestmark = [
@@ -26,13 +27,14 @@ def test_xpu_graph_capture_replay(device: torch.device) -> None:
         x.add_(1)
     torch.xpu.current_stream().wait_stream(s)
     g = torch.xpu.XPUGraph()
-    with torch.xpu.graph(g):
-        assert torch.xpu.is_current_stream_capturing()
-        x.add_(1)
-    x.zero_()
-    for _ in range(4):
-        g.replay()
-    _sync()
+    with graphcount.expect("XPUGraph capture, 4 replays", recorded=1, replayed=4):
+        with torch.xpu.graph(g):
+            assert torch.xpu.is_current_stream_capturing()
+            x.add_(1)
+        x.zero_()
+        for _ in range(4):
+            g.replay()
+        _sync()
     assert torch.equal(x, torch.full_like(x, 4.0))
 
 
@@ -41,11 +43,12 @@ def test_xpu_make_graphed_callables_forward_backward(device: torch.device) -> No
 
     model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to(device)
     ref = copy.deepcopy(model)
-    graphed = torch.xpu.make_graphed_callables(model, (torch.randn(8, 32, device=device, requires_grad=True),))
-    x = torch.randn(8, 32, device=device)
-    xg, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
-    out = graphed(xg)
-    out.sum().backward()
+    with graphcount.expect("XPU make_graphed_callables forward and backward", recorded=2, replayed=2):
+        graphed = torch.xpu.make_graphed_callables(model, (torch.randn(8, 32, device=device, requires_grad=True),))
+        x = torch.randn(8, 32, device=device)
+        xg, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        out = graphed(xg)
+        out.sum().backward()
     ref_out = ref(xr)
     ref_out.sum().backward()
     _sync()

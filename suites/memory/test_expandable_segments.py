@@ -42,7 +42,10 @@ with warnings.catch_warnings(record=True) as caught:
     except (AttributeError, KeyError, RuntimeError):  # no snapshot: the assertion below says so
         expandable = None
 print("RESULT " + json.dumps({
-    "settings": torch._C._accelerator_getAllocatorSettings(),
+    # the generic reader arrived after 2.11 (seen missing on an H200 with 2.11.0+cu130); CUDA's own before it
+    "settings": (getattr(torch._C, "_accelerator_getAllocatorSettings", None)
+                 or torch.cuda.memory._get_allocator_settings
+                 if dev.type == "cuda" else torch._C._accelerator_getAllocatorSettings)(),
     "contents_ok": ok,
     "expandable": expandable,
     "warnings": [str(w.message) for w in caught],

@@ -26,7 +26,8 @@ from _support.quant import (
     rel_error,
     x86_engine,
 )
-from _support.requires import module, need, requires, skip_unsupported, torch_at_least
+from _support.refusals import PT2E_IN_TORCH, refused
+from _support.requires import module, need, requires
 from _support.scope import host_on
 from _support.tolerances import QUANTIZED_REL_ERROR
 
@@ -62,11 +63,12 @@ def _pt2e_flow(flow: ModuleType, quantizer_mod: ModuleType) -> None:
 def test_pt2e_x86_inductor_quantizer_in_torch() -> None:
     try:
         flow, quantizer = (importlib.import_module(name) for name in IN_TORCH)
-    except ModuleNotFoundError as e:
-        need(torch_at_least(PT2E_REMOVED_IN, "a torch without PT2E quantization"))  # before 2.11: a regression
-        skip_unsupported(
-            f"PT2E quantization and X86InductorQuantizer were removed from torch in {PT2E_REMOVED_IN} "
-            f"(pytorch#169151; torch {compat_env().torch_base}: {e}); replacement: {PT2E_REPLACEMENT}"
+    except ModuleNotFoundError as e:  # removed in 2.11 (the refusal table's bound); before it, a regression: fails
+        refused(
+            PT2E_IN_TORCH,
+            e,
+            f"PT2E quantization and X86InductorQuantizer in torch {compat_env().torch_base} (removed in "
+            f"{PT2E_REMOVED_IN}, pytorch#169151; replacement: {PT2E_REPLACEMENT})",
         )
     _pt2e_flow(flow, quantizer)
 

@@ -43,7 +43,8 @@ def rendezvous(rank: int, world: int, dev: torch.device) -> dict[str, Any]:
     values = seen[:4].tolist()
     handle.barrier()  # nobody frees its buffer while a peer still reads it
     return {
-        "is_symm_mem_tensor": bool(symm_mem.is_symm_mem_tensor(t)),
+        # 2.12 (pytorch#178947); absent from 2.11 (seen on an H200): None there, not asked of it
+        "is_symm_mem_tensor": bool(symm_mem.is_symm_mem_tensor(t)) if hasattr(symm_mem, "is_symm_mem_tensor") else None,
         "handle_rank": int(handle.rank),
         "handle_world_size": int(handle.world_size),
         "peer": peer,

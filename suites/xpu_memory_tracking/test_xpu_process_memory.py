@@ -13,7 +13,8 @@ import os
 import pytest
 import torch
 from _support.perf import synchronize
-from _support.requires import api, requires, skip_dependency, skip_hardware
+from _support.refusals import XPU_PROCESSES
+from _support.requires import api, requires, skip_hardware
 
 MIB = 1 << 20
 
@@ -42,11 +43,7 @@ def test_list_gpu_processes_lists_this_process(device: torch.device, compat_env)
     synchronize(device)
     try:
         text = torch.xpu.list_gpu_processes(device)
-    except ImportError as e:
-        skip_dependency(f"torch.xpu.list_gpu_processes needs pyzes>=0.1.2 (pip install pyzes): {e}")
-    except RuntimeError as e:
-        if "elevated privileges" in str(e):
-            skip_hardware(f"torch.xpu.list_gpu_processes needs Level Zero Sysman access on this host: {e}")
-        raise
+    except (ImportError, RuntimeError) as e:  # pyzes missing, no Sysman privilege: the table says; else it fails
+        refused(XPU_PROCESSES, e, "torch.xpu.list_gpu_processes (needs pyzes>=0.1.2 and Level Zero Sysman access)")
     assert isinstance(text, str), f"list_gpu_processes returned {type(text).__name__}"
     assert str(os.getpid()) in text, f"pid {os.getpid()} (holding {held.numel() // MIB} MiB) not listed:\n{text}"

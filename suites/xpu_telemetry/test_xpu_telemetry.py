@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 from _support.perf import synchronize
-from _support.requires import api, need, requires, skip_dependency, skip_hardware
+from _support.refusals import refused
+from _support.requires import api, need, requires, skip_hardware
 
 MIB = 1 << 20
 
@@ -57,12 +58,8 @@ def test_telemetry_api(name: str) -> None:
 def _read(name: str, device: torch.device) -> float:
     try:
         return getattr(torch.xpu, name)(device)
-    except ImportError as e:
-        skip_dependency(f"torch.xpu.{name} needs pyzes (pip install pyzes): {e}")
-    except RuntimeError as e:
-        if "elevated privileges" in str(e):
-            skip_hardware(f"torch.xpu.{name} needs Level Zero Sysman access on this host: {e}")
-        raise
+    except (ImportError, RuntimeError) as e:  # pyzes missing, no Sysman privilege: the table says; else it fails
+        refused(f"torch.xpu.{name}", e, f"torch.xpu.{name} (needs pyzes and Level Zero Sysman access)")
 
 
 @pytest.mark.parametrize("name", list(READINGS))

@@ -8,8 +8,8 @@
 * no literal skip reason in the suites lacks its class tag;
 * every known issue names a test file that exists;
 * every feature carries support claims (``[[features.<id>.claims]]``) whose tests exist, and no ``except``
-  clause of the suites turns a broad error into a skip: a skip inside an ``except`` names a narrow exception
-  class, and an ``[unsupported]`` one goes through ``_support/refusals.py``;
+  clause of the suites turns an error into a skip (or, in a test, a ``return``), whatever it catches and under
+  whatever alias it skips: an error becomes a skip only through ``_support/refusals.py``'s ``refused()``;
 * every refusal of ``_support/refusals.py`` names its source, and the text the refuse drill raises matches it.
 """
 
@@ -170,8 +170,7 @@ def test_known_issues_name_existing_tests() -> None:
 
 
 CLAIMS = load("claims")
-BROAD = {"Exception", "BaseException", "RuntimeError"}  # caught as such, a skip in the handler hides crashes
-SKIPS = {"skip", "pytest.skip", "skip_unsupported", "skip_hardware", "skip_dependency", "need"}
+SKIPS = {"skip", "pytest.skip", "skip_unsupported", "skip_hardware", "skip_dependency", "need", "pytest.importorskip"}
 
 
 @pytest.mark.parametrize("feature", list(FEATURES))
@@ -190,6 +189,47 @@ def test_every_feature_claims_where_it_works(feature: str) -> None:
             assert any(
                 fnmatch.fnmatchcase(d, function) for d in re.findall(r"^def (test_\w+)", defined, re.MULTILINE)
             ), f"{feature}: tests {glob!r} names no test function"
+
+
+def claim_sources(claim: object) -> str:
+    """The sources of the tests a claim covers (their files; the feature's non-test modules, such as a rank
+    program; the _support modules they import)."""
+    folder = SUITES / claim.feature  # type: ignore[attr-defined]
+    files = [p for p in folder.rglob("*.py") if not p.name.startswith("test_")]
+    globs = [g.partition("::")[0] for g in claim.tests] or [f"{claim.feature}/*"]  # type: ignore[attr-defined]
+    files += [p for p in folder.rglob("test_*.py") if any(fnmatch.fnmatchcase(p.relative_to(SUITES).as_posix(), g)
+                                                            for g in globs)]  # fmt: skip
+    text = "\n".join(p.read_text(encoding="utf-8") for p in files)
+    for one, several in SUPPORT_IMPORT.findall(text):
+        for module in [one] if one else [m.strip() for m in several.split(",")]:
+            path = SUITES / "_support" / f"{module}.py"
+            text += path.read_text(encoding="utf-8") if path.exists() else ""
+    return text
+
+
+def unused_claim_ops(claims: list) -> list[str]:
+    found = []
+    for claim in claims:
+        text = claim_sources(claim)
+        for op in claim.ops:
+            last = op.partition(":")[0].rsplit(".", 1)[-1]
+            if not re.search(rf"\b{re.escape(last)}\b", text):
+                found.append(f"[[features.{claim.feature}.claims]] names {op}, which no test it covers uses")
+    return found
+
+
+def test_every_claimed_op_is_used_by_a_test_it_covers() -> None:
+    """A claim names what its tests exercise: an op no covered test calls would be watched and drilled for nothing."""
+    found = unused_claim_ops(list(CLAIMS.load(SUITES / "features.toml")))
+    assert not found, "\n".join(found)
+
+
+def test_an_unused_claimed_op_is_named_in_one_line() -> None:
+    bad = CLAIMS._claim("linalg", 1, {"family": "cpu", "since": "2.1", "source": "https://x",
+                                      "ops": ["torch.linalg.eigh", "torch.linalg.never_called_anywhere"]})  # fmt: skip
+    assert unused_claim_ops([bad]) == [
+        "[[features.linalg.claims]] names torch.linalg.never_called_anywhere, which no test it covers uses"
+    ]
 
 
 def test_claims_are_validated() -> None:
@@ -217,37 +257,55 @@ def test_claims_cover_the_devices_they_name() -> None:
     assert not claim.covers_device(device("rocm", None, "gfx950", "", variant="rocm7.2", torch=(2, 15))), "family"
 
 
-def _skips(nodes: list[ast.stmt]) -> bool:
-    """A skip call in ``nodes`` that no exact-text test guards (``if "elevated privileges" in str(e):`` does)."""
-    for stmt in nodes:
-        if isinstance(stmt, ast.If):
-            guarded = any(
-                isinstance(c, ast.Compare) and any(isinstance(op, ast.In) for op in c.ops)
-                and isinstance(c.left, ast.Constant) and isinstance(c.left.value, str)
-                for c in ast.walk(stmt.test)
-            )  # fmt: skip
-            if (not guarded and _skips(stmt.body)) or _skips(stmt.orelse):
-                return True
-            continue
-        if any(isinstance(n, ast.Call) and ast.unparse(n.func) in SKIPS for n in ast.walk(stmt)):
-            return True
-    return False
+def skip_names(tree: ast.AST) -> set[str]:
+    """The names a module skips by: the suites' skip functions, ``pytest.importorskip``, and every alias of them
+    (``from _support.requires import skip_unsupported as su``, ``give_up = pytest.skip``)."""
+    names = set(SKIPS)
+    short = {name.rsplit(".", 1)[-1] for name in SKIPS}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname for a in node.names if a.asname and a.name in short)
+    changed = True
+    while changed:  # an alias of an alias
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and ast.unparse(node.value) in names:
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id not in names:
+                        names.add(target.id)
+                        changed = True
+    return names
 
 
-def _handler_skips(handler: ast.ExceptHandler) -> bool:
-    return _skips(handler.body)
+def handler_escapes(handler: ast.ExceptHandler, skips: set[str], returns: bool) -> str | None:
+    """What a handler does instead of failing: a skip (any call of ``skips``) or, in a test, a ``return``.
+    Whatever it catches: an error becomes a skip only through ``_support.refusals.refused()``."""
+    for node in (n for stmt in handler.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in skips:
+            return f"skips ({ast.unparse(node.func)})"
+        if returns and isinstance(node, ast.Return):
+            return "returns"
+    return None
 
 
-def test_no_broad_except_turns_into_a_skip() -> None:
+def escaping_handlers() -> list[str]:
     found = []
     for path in sorted(SUITES.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ExceptHandler) or not _handler_skips(node):
-                continue
-            caught = [] if node.type is None else [ast.unparse(t) for t in getattr(node.type, "elts", [node.type])]
-            if not caught or BROAD & {c.rsplit(".", 1)[-1] for c in caught}:
-                found.append(f"{path.relative_to(SUITES)}:{node.lineno}: except {', '.join(caught) or '(bare)'}")
-    assert not found, "an except clause that skips must catch a narrow class (else use _support.refusals):\n" + (
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        in_test = path.parent.name not in NOT_FEATURES and path.name != "conftest.py"
+        skips = skip_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ExceptHandler):
+                escape = handler_escapes(node, skips, returns=in_test)
+                if escape:
+                    caught = "(bare)" if node.type is None else ast.unparse(node.type)
+                    found.append(f"{path.relative_to(SUITES)}:{node.lineno}: except {caught} {escape}")
+    return found
+
+
+def test_no_except_turns_into_a_skip_or_a_return() -> None:
+    found = escaping_handlers()
+    assert not found, "an except clause may only re-raise or hand the error to _support.refusals.refused():\n" + (
         "\n".join(found)
     )
 
@@ -266,11 +324,22 @@ def test_refusals_name_their_source_and_match_their_example() -> None:
         assert "not supported|unsupported" not in entry.text, f"{entry.op}: a broad pattern"
 
 
-def test_the_broad_except_check_sees_one() -> None:
-    def handler(code: str) -> ast.ExceptHandler:
-        return ast.parse(code).body[0].handlers[0]  # type: ignore[attr-defined]
+def test_the_except_check_sees_every_way_out() -> None:
+    def escape(code: str, returns: bool = True) -> str | None:
+        tree = ast.parse(code)
+        handler = next(n for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler))
+        return handler_escapes(handler, skip_names(tree), returns)
 
-    assert _handler_skips(handler("try:\n    f()\nexcept Exception as e:\n    skip_unsupported(str(e))\n"))
-    assert _handler_skips(handler("try:\n    f()\nexcept RuntimeError as e:\n    if e:\n        pytest.skip('x')\n"))
-    guarded = "try:\n    f()\nexcept RuntimeError as e:\n    if 'privileges' in str(e):\n        skip_hardware('x')\n"
-    assert not _handler_skips(handler(guarded))
+    assert escape("try:\n    f()\nexcept Exception as e:\n    skip_unsupported(str(e))\n")
+    assert escape("try:\n    f()\nexcept NotImplementedError:\n    skip_unsupported('x')\n"), "a narrow class too"
+    assert escape("try:\n    f()\nexcept (TypeError, ValueError):\n    pytest.skip('x')\n")
+    assert escape("try:\n    f()\nexcept Exception:\n    return\n"), "a return"
+    assert not escape("try:\n    f()\nexcept Exception:\n    return\n", returns=False), "infrastructure may return"
+    aliased = (
+        "from _support.requires import skip_hardware as hw\ngive_up = hw\n"
+        "try:\n    f()\nexcept OSError:\n    give_up('x')\n"
+    )
+    assert escape(aliased) == "skips (give_up)"
+    assert escape("import pytest\ntry:\n    f()\nexcept ImportError:\n    pytest.importorskip('x')\n")
+    assert escape("try:\n    f()\nexcept KeyError as e:\n    if 'privileges' in str(e):\n        skip_hardware('x')\n")
+    assert not escape("try:\n    f()\nexcept KeyError as e:\n    refused('op', e, 'where')\n")

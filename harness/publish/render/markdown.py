@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix
+from harness.model import UNASSIGNED, Column, ColumnState, FeatureCell, Matrix, evidence_text
 from harness.outcomes import (
     BAD,
     LEGEND_NOTES,
@@ -54,7 +54,10 @@ def counts_text(cell: FeatureCell) -> str:
         parts.append(part)
     if cell.measurements:
         parts.append(f"{cell.measurements} measured")
-    return ", ".join(parts)
+    line = ", ".join(parts)
+    if cell.evidence:
+        line += f" · ran {text(evidence_text(cell.evidence))}"
+    return line
 
 
 def column_head(column: Column) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from harness import jsonio
 from harness.errors import InputError
-from harness.model import Matrix, TestResult, TestRow, trim
+from harness.model import EVIDENCE, Matrix, TestResult, TestRow, evidence_text, trim
 from harness.outcomes import Outcome, Scope
 from harness.publish.history import RunResults, RunSummary
 from harness.publish.render.figures import figure_row
@@ -65,6 +65,11 @@ def detail(result: TestResult) -> dict[str, Any]:
             if key.startswith("perf.") and isinstance(value, dict)
             else None
         )
+        if key == EVIDENCE and isinstance(value, dict):
+            properties["evidence"] = evidence_text(
+                {"device": value.get("device"), "kernels": _kernels_of(value), "replayed": _replays(value)}
+            )
+            continue
         if row is not None:
             extra = ", ".join(x for x in (row.shape, row.dtype) if x)
             properties[row.label] = (
@@ -88,6 +93,17 @@ def detail(result: TestResult) -> dict[str, Any]:
         "w": result.at,
     }
     return {k: v for k, v in found.items() if v is not None}
+
+
+def _kernels_of(evidence: dict[str, Any]) -> list[Any]:
+    """A test's claimed ops' kernels (else all it ran), as [name, launches] pairs."""
+    per_op = [k for found in (evidence.get("ops") or {}).values() for k in found or ()]
+    return [k for k in per_op or evidence.get("kernels") or () if isinstance(k, list | tuple) and k]
+
+
+def _replays(evidence: dict[str, Any]) -> int:
+    graphs = evidence.get("graphs")
+    return int(graphs.get("replayed") or 0) if isinstance(graphs, dict) else 0
 
 
 def _has_detail(result: TestResult) -> bool:

@@ -233,6 +233,14 @@
     if (cell.early) text += " · " + cell.early + " passed before the feature's release";
     if (cell.overlay) text += " · " + cell.overlay + " from a later rerun";
     if (cell.later) text += " · " + cell.later + " of a part from a later release, not judged";
+    if (cell.evidence) text += " · ran " + evidenceText(cell.evidence);
+    return text;
+  }
+  function evidenceText(ev) {
+    // What the profiler saw run (the suites' evidence): kernels of the claimed ops, device, graph replays.
+    var names = (ev.kernels || []).map(function (k) { return k[0]; });
+    var text = names.length ? names.join(", ") + " on " + ev.device : "no device work seen on " + ev.device;
+    if (ev.replayed) text += " · " + ev.replayed + " graph replays";
     return text;
   }
   function featureRow(fi, f, vis, open, nMatch, nTotal) {
