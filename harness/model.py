@@ -700,10 +700,25 @@ def short_kernel(name: str) -> str:
     return core.rsplit("::", 1)[-1] or name[:40]
 
 
+# Kernels every op launches (fills, copies, elementwise arithmetic, reductions, random numbers): they name no
+# feature, so a summary names them only when nothing else ran
+GENERIC_KERNEL: Final = re.compile(
+    r"^(vectorized_elementwise_kernel|unrolled_elementwise_kernel|elementwise_kernel\w*|reduce_kernel|"
+    r"index_elementwise_kernel|distribution_elementwise_grid_stride_kernel|CatArrayBatchedCopy\w*|copy_info_kernel|"
+    r"triton_poi_fused_\w*|aten::(copy_|fill_|zero_|add|add_|mul|mul_|sub|div|sum|mean|abs|max|min|normal_|"
+    r"uniform_|random_|randint|randn|rand|eq|ne|lt|gt|isfinite|all|any|clamp|where))$"
+)
+
+
+def distinctive(kernels: list[str]) -> list[str]:
+    """The kernels that name what a feature ran (generic ones last), keeping their order otherwise."""
+    return sorted(kernels, key=lambda name: GENERIC_KERNEL.match(name) is not None)
+
+
 def evidence_text(evidence: Mapping[str, Any]) -> str:
     """One line: ``flash_fwd_kernel, fmha_cutlassF_f16 on sm_90 · 12 graph replays`` (a feature cell or a test)."""
     parts = []
-    kernels = [short_kernel(str(k[0])) for k in evidence.get("kernels") or [] if k]
+    kernels = distinctive([short_kernel(str(k[0])) for k in evidence.get("kernels") or [] if k])
     if kernels:
         parts.append(f"{', '.join(dict.fromkeys(kernels[:3]))} on {evidence.get('device') or '?'}")
     if evidence.get("replayed"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from harness.model import FeatureCell, TestResult, short_kernel
+from harness.model import GENERIC_KERNEL, FeatureCell, TestResult, short_kernel
 from harness.outcomes import BAD, GOOD, Outcome, Rollup, Scope, SkipClass
 
 
@@ -99,27 +99,30 @@ class _Seen:
     def add(self, evidence: Mapping | None, n: int) -> None:
         if evidence is None:
             return
-        try:
-            self._add(evidence, n)
-        except (TypeError, ValueError, AttributeError):  # a cell from outside with a malformed property: not evidence
+        try:  # read whole before anything is counted: a cell from outside may hold a malformed property
+            device = evidence.get("device")
+            per_op = [k for found in (evidence.get("ops") or {}).values() for k in found or ()]
+            kernels = [
+                (short_kernel(str(k[0])), k[1] * n)
+                for k in per_op or evidence.get("kernels") or ()
+                if isinstance(k, list | tuple) and len(k) == 2 and isinstance(k[1], int) and k[1] >= 0
+            ]
+            replayed = max(0, int((evidence.get("graphs") or {}).get("replayed") or 0)) * n
+        except (TypeError, ValueError, AttributeError):
             return
-
-    def _add(self, evidence: Mapping, n: int) -> None:
         self.tests += n
-        device = evidence.get("device")
         self.device = self.device or (str(device)[:80] if device else None)
-        per_op = [k for found in (evidence.get("ops") or {}).values() for k in found or ()]
-        for kernel in per_op or evidence.get("kernels") or ():
-            if isinstance(kernel, list | tuple) and len(kernel) == 2 and isinstance(kernel[1], int):
-                self.kernels[short_kernel(str(kernel[0]))] += kernel[1] * n
-        graphs = evidence.get("graphs") or {}
-        self.replayed += max(0, int(graphs.get("replayed") or 0)) * n
+        for name, count in kernels:
+            self.kernels[name] += count
+        self.replayed += replayed
 
     def summary(self) -> dict | None:
-        if not self.tests:
+        """None where nothing ran on the device (a host-side feature): there is nothing to show."""
+        if not self.tests or not (self.kernels or self.replayed):
             return None
         found: dict = {"device": self.device or "?", "tests": self.tests}
-        found["kernels"] = [[name, count] for name, count in self.kernels.most_common(self.TOP)]
+        ranked = sorted(self.kernels.items(), key=lambda kv: (GENERIC_KERNEL.match(kv[0]) is not None, -kv[1]))
+        found["kernels"] = [[name, count] for name, count in ranked[: self.TOP]]
         if self.replayed:
             found["replayed"] = self.replayed
         return found

@@ -67,9 +67,16 @@ CLASSES = (
 # Ops that compile themselves (eager FlexAttention runs torch.compile inside): a dispatch mode around them makes
 # Dynamo refuse to compile, so they are held to their work by the profiler alone (their kernels, per call)
 PROFILER_ONLY = frozenset({"torch.nn.attention.flex_attention.flex_attention"})
-# Collectives that are the identity on a world of one rank: NCCL launches nothing for them (seen on an H200,
-# torch 2.11: a 1-rank broadcast), so their evidence is their values
-IDENTITY_AT_ONE_RANK = frozenset({"torch.distributed.broadcast"})
+# Collectives run in the ranks a test starts (_support.multiproc): their kernels are checked there, per op (the
+# test's own process launches nothing). On a world of one rank a collective is a copy or nothing: NCCL launched no
+# kernel for any of them on an H200 (torch 2.11: all_reduce a device-to-device copy, broadcast nothing), so there
+# their evidence is their values.
+RANK_PREFIXES = ("torch.distributed.",)
+
+
+def in_ranks(op: str) -> bool:
+    """An op the test's ranks run (a collective): its evidence is judged in the rank, not the test's process."""
+    return op.startswith(RANK_PREFIXES)
 
 
 def kind(op: str) -> str:
@@ -176,7 +183,7 @@ def _capturing(device_type: str) -> bool:
 
 
 def _identity_here(op: str) -> bool:
-    if op not in IDENTITY_AT_ONE_RANK:
+    if not op.startswith(RANK_PREFIXES):
         return False
     import torch.distributed as dist
 

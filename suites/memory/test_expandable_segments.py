@@ -42,10 +42,9 @@ with warnings.catch_warnings(record=True) as caught:
     except (AttributeError, KeyError, RuntimeError):  # no snapshot: the assertion below says so
         expandable = None
 print("RESULT " + json.dumps({
-    # the generic reader arrived after 2.11 (seen missing on an H200 with 2.11.0+cu130); CUDA's own before it
-    "settings": (getattr(torch._C, "_accelerator_getAllocatorSettings", None)
-                 or torch.cuda.memory._get_allocator_settings
-                 if dev.type == "cuda" else torch._C._accelerator_getAllocatorSettings)(),
+    # the settings reader arrived after 2.11 (absent from 2.11.0+cu130, seen on an H200): None there, and the
+    # snapshot's expandable segments below are the evidence
+    "settings": (lambda read: read() if read else None)(getattr(torch._C, "_accelerator_getAllocatorSettings", None)),
     "contents_ok": ok,
     "expandable": expandable,
     "warnings": [str(w.message) for w in caught],
@@ -76,7 +75,7 @@ def test_expandable_segments_allocate_and_free(tmp_path: Path) -> None:
     said = [w for w in result["warnings"] if "expandable_segments not supported" in w]
     if said:  # the allocator's own warning: fails where the claims cover the device (CUDA; ROCm from 2.12)
         refused_silently(EXPANDABLE, said[0], "expandable segments on this platform")
-    assert "expandable_segments:True" in result["settings"], result
+    assert result["settings"] is None or "expandable_segments:True" in result["settings"], result
     assert result["contents_ok"], "tensors allocated in expandable segments lost their contents"
     # the evidence: the allocator's snapshot names its segments expandable
     assert result["expandable"] and any(result["expandable"]), f"no expandable segment in the snapshot: {result}"
