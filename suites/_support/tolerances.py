@@ -54,6 +54,9 @@ ATTENTION_GRAD: dict[torch.dtype, Tol] = {
     torch.float16: Tol(rtol=1e-2, atol=1e-2),
 }
 
+# The calibrated bounds above are also the ceiling of the low-precision bounds on an accelerator (below), and the
+# math kernel run in that dtype there is itself held to them: on an H200 (torch 2.11) the fused kernels' worst
+# forward error at 256 tokens was 7.8e-3 in bfloat16 and 1e-3 in float16 (tests/data/gpu-facts), inside them.
 # Low precision on an accelerator: PyTorch's own practice (test/test_transformers.py: check_out_and_grad, and
 # test_mem_efficient_attention_vs_math_ref_grads in v2.13) compares a fused kernel with the float64 math reference
 # and allows a fudge factor times the error of the math kernel run in the same low precision on the same device.
@@ -66,9 +69,14 @@ TESTING_RTOL = {torch.bfloat16: 1.6e-2, torch.float16: 1e-3}  # torch.testing.as
 LOW_PRECISION = (torch.bfloat16, torch.float16)
 
 
-def relative_to_math(math_error: float, factor: float, dtype: torch.dtype) -> Tol:
-    """The bound of a low-precision kernel: ``factor`` times the math kernel's own error in ``dtype``."""
-    return Tol(rtol=TESTING_RTOL[dtype], atol=max(factor * math_error, 1e-5))
+def relative_to_math(math_error: float, factor: float, dtype: torch.dtype, ceiling: Tol | None = None) -> Tol:
+    """The bound of a low-precision kernel: ``factor`` times the math kernel's own error in ``dtype``, never looser
+    than ``ceiling`` (the bound calibrated against the float64 reference for that dtype): a math kernel that got
+    worse cannot loosen every fused kernel's bound with it."""
+    atol = max(factor * math_error, 1e-5)
+    if ceiling is not None:
+        atol = min(atol, ceiling.atol)
+    return Tol(rtol=TESTING_RTOL[dtype], atol=atol)
 
 
 # Autocast: an op run under autocast against the same op in float32; unit-variance inputs, inner

@@ -55,7 +55,13 @@ def _bounds(inputs, spec, ref_out, ref_grads, device: torch.device, dtype: torch
     factors = MATH_ERROR_FACTOR_ROCM if compat_env().is_rocm else MATH_ERROR_FACTOR
     pairs = zip([out, *grads], [ref_out, *ref_grads], strict=True)
     errors = [float((t.detach().double().cpu() - r).abs().max()) for t, r in pairs]
-    return {n: relative_to_math(err, factors[n], dtype) for n, err in zip(names, errors, strict=True)}
+    ceilings = {n: (ATTENTION_FORWARD if n == "out" else ATTENTION_GRAD)[dtype] for n in names}
+    for n, err in zip(names, errors, strict=True):  # the math kernel is held to the float64 reference itself
+        assert err <= ceilings[n].atol, (
+            f"the math kernel in {dtype_name(dtype)} on {device.type} is off the float64 reference by {err:.3g} "
+            f"({n}), beyond the calibrated ceiling {ceilings[n].atol:g}: no fused kernel is judged against it"
+        )
+    return {n: relative_to_math(err, factors[n], dtype, ceilings[n]) for n, err in zip(names, errors, strict=True)}
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -23,7 +23,9 @@ from _support.requires import api, requires
 from _support.tolerances import SCALED_ADDMM
 
 M, N, K = 64, 96, 128
-SCALE_A, SCALE_B, ALPHA, BETA = 0.5, 2.0, 0.25, 2.0  # powers of two: exact in every dtype
+# powers of two (exact in every dtype) whose product is not 1: a kernel that ignores the scales, or applies
+# them inverted, is off by 4x or 1/4x in the product term, far outside the bound (asserted below)
+SCALE_A, SCALE_B, ALPHA, BETA = 0.5, 4.0, 0.25, 2.0
 
 pytestmark = requires(
     api("torch.nn.functional.scaled_addmm", since="2.15"),

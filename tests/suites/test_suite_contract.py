@@ -343,3 +343,29 @@ def test_the_except_check_sees_every_way_out() -> None:
     assert escape("import pytest\ntry:\n    f()\nexcept ImportError:\n    pytest.importorskip('x')\n")
     assert escape("try:\n    f()\nexcept KeyError as e:\n    if 'privileges' in str(e):\n        skip_hardware('x')\n")
     assert not escape("try:\n    f()\nexcept KeyError as e:\n    refused('op', e, 'where')\n")
+
+
+def _support_module(name: str):
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(SUITES))  # the support modules import their siblings as _support.*; none imports torch
+    try:
+        return importlib.import_module(f"_support.{name}")
+    finally:
+        sys.path.remove(str(SUITES))
+
+
+def test_every_claimed_op_has_a_kind_that_holds_it_to_its_work() -> None:
+    """eager ops are watched on the device, graph APIs count graphs, compile APIs hand back compiled code, classes
+    and info APIs are judged by their values: an op no table names would be held to nothing."""
+    ondevice = _support_module("ondevice")
+    found = [
+        f"[[features.{c.feature}.claims]] names {op}, which suites/_support/ondevice.py's tables do not place"
+        for c in CLAIMS.load(SUITES / "features.toml")
+        for op in c.ops
+        if ondevice.kind(op) is None
+    ]
+    assert not found, "\n".join(found)
+    assert set(ondevice.DRILLS_BY_KIND) == {"eager", "graph", "compile", "class", "info"}
+    assert ondevice.kind("torch.linalg.eigh") == "eager" and ondevice.kind("torch.nowhere.thing") is None
