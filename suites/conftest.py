@@ -45,7 +45,7 @@ if str(SUITES_DIR) not in sys.path:  # pytest.ini has pythonpath = . ; this cove
     sys.path.insert(0, str(SUITES_DIR))
 
 from _support import claims as claims_mod  # noqa: E402
-from _support import drills, evidence, expectations, ondevice  # noqa: E402
+from _support import drills, evidence, expectations, ondevice, predict  # noqa: E402
 from _support import env as compat_env_mod  # noqa: E402
 from _support.requires import BROKEN_MARK  # noqa: E402
 
@@ -65,11 +65,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="break the APIs the support claims name, as a backend regression would (suites/_support/drills.py)",
     )
+    parser.addoption(
+        predict.OPTION,
+        default=None,
+        metavar="FAMILY:MODEL:VARIANT:RELEASE",
+        help="with --collect-only: what each test would do on that device (cuda:9.0:cu132:2.15; _support/predict.py)",
+    )
 
 
 # ---------------------------------------------------------------- session setup
 def pytest_configure(config: pytest.Config) -> None:
     drills.ACTIVE[:] = [config.getoption(drills.OPTION)] if config.getoption(drills.OPTION, default=None) else []
+    spec_text = config.getoption(predict.OPTION, default=None)
+    if spec_text:
+        if not config.getoption("collectonly"):
+            raise pytest.UsageError(f"{predict.OPTION} judges what would run: use it with --collect-only")
+        try:
+            spec = predict.parse(spec_text)
+        except predict.PredictError as e:
+            raise pytest.UsageError(str(e)) from None
+        compat_env_mod.override(predict.environment(spec, compat_env_mod.get()))
+        claims_mod.device.cache_clear()
+        config._compat_predict = (spec_text, spec, [])  # type: ignore[attr-defined]
     config.addinivalue_line("markers", "perf: performance test; records figures, asserts at most a floor")
     config.addinivalue_line("markers", "timeout(seconds): per-test soft timeout (default $COMPAT_TEST_TIMEOUT or 300)")
     config.addinivalue_line("markers", f"{MEASUREMENT}: records figures and asserts nothing about them on this device")
@@ -425,6 +442,9 @@ def _deselect_other_backends(config: pytest.Config, items: list[pytest.Item]) ->
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+        found = getattr(config, "_compat_predict", None)
+        if found is not None:
+            found[2].extend(drop)
 
 
 def _record_measurement_scope(items: list[pytest.Item]) -> None:
@@ -491,6 +511,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for issue in expectations.match(known, node):
             raises = tuple(_exception(name) for name in issue.raises)
             item.add_marker(pytest.mark.xfail(strict=True, raises=raises, reason=issue.xfail_reason))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    found = getattr(session.config, "_compat_predict", None)
+    if found is None:
+        return
+    spec_text, spec, deselected = found
+    rows = [
+        (feature_of(item.path), suite_node_id(item), *predict.verdict(item, deselected=dropped))
+        for dropped, group in ((False, session.items), (True, deselected))
+        for item in group
+    ]
+    rows.sort(key=lambda row: row[1])
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    text = predict.report(spec_text, spec, rows)
+    if reporter is not None:
+        reporter.write(text)
+    else:
+        sys.stdout.write(text)
 
 
 @pytest.fixture(autouse=True)

@@ -50,6 +50,8 @@ def inductor_toolchain() -> Requirement:
         found = importlib.util.find_spec("triton") is not None
     except (ImportError, ValueError):
         found = False
+    # --predict: the CUDA, ROCm and XPU wheels of torch depend on their triton package on Linux x86_64
+    found = found or _env.predicted()
     reason = f"Inductor on {e.device_type} needs the 'triton' package; it is not installed"
     return Requirement(found, DEPENDENCY, reason)
 

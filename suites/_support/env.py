@@ -57,9 +57,25 @@ class Env:
         return "cpu" if self.accelerator is None else "accelerator"
 
 
-@functools.cache
+_OVERRIDE: list[Env] = []  # --predict: the environment of a device this host does not have (_support/predict.py)
+
+
+def override(env: Env) -> None:
+    """From now on the session judges gates, claims and known issues as ``env`` (never while tests run)."""
+    _OVERRIDE[:] = [env]
+
+
+def predicted() -> bool:
+    return bool(_OVERRIDE)
+
+
 def get() -> Env:
-    """Probe once per process (each xdist worker is a process) and cache the result."""
+    """The probed environment (cached per process: each xdist worker is a process), or the predicted one."""
+    return _OVERRIDE[0] if _OVERRIDE else _probed()
+
+
+@functools.cache
+def _probed() -> Env:
     info = probe.collect()
     acc = info["accelerator"]["type"] if info["accelerator"]["available"] else None
     devs = info.get("devices") or []

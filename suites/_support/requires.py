@@ -219,11 +219,15 @@ def api(dotted: str, since: str | None = None) -> Requirement:
     except BrokenAPI as e:
         return Requirement(False, UNSUPPORTED, str(e), broken=True)
     new = f" (new in {since})" if since else ""
-    return Requirement(found, UNSUPPORTED, f"{dotted}{new} is absent from torch {_env.get().torch_base}")
+    e = _env.get()
+    if not found and since and _env.predicted() and e.torch_version[:2] >= tuple(int(p) for p in since.split(".")):
+        found = True  # --predict: an API of a later release than the installed torch is taken as there
+    return Requirement(found, UNSUPPORTED, f"{dotted}{new} is absent from torch {e.torch_base}")
 
 
 def fact(ok: bool, tag: str, reason: str) -> Requirement:
-    """Any other condition, with an explicit class tag."""
+    """Any other condition, with an explicit class tag (under --predict a [hardware] fact, read from this host's
+    torch, is taken as met: the predicted machine has its device)."""
     if tag not in TAGS:
         raise ValueError(f"unknown skip class {tag!r}; use one of {TAGS}")
-    return Requirement(bool(ok), tag, reason)
+    return Requirement(bool(ok) or (tag == HARDWARE and _env.predicted()), tag, reason)
