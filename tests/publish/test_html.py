@@ -493,3 +493,25 @@ def test_not_in_this_release_composite_columns_and_the_legend_in_a_browser(
     assert "result from" in detail and "run r-partial started 2026-12-02T00:00:00Z" in detail
     assert not p.errors, p.errors
     p.close()
+
+
+def test_a_gpu_columns_evidence_in_the_feature_cell_and_the_test_panel(browser, tmp_path: Path, artifacts_dir) -> None:
+    """The real H200 cell (torch 2.11.0+cu130): the feature cell says what ran, a test's panel its kernel."""
+    gpu = Path(__file__).resolve().parents[1] / "data" / "gpu-cells" / "cu130-2.11.0-h200-run2"
+    matrix = merge_cell_dirs([gpu], jobs=1)
+    write_matrix(matrix, tmp_path / "matrix.json")
+    assert main(["report", str(tmp_path / "matrix.json"), "--format", "html", "-o", str(tmp_path / "index.html")]) == 0
+    p = Page(browser, (tmp_path / "index.html").as_uri())
+    page = p.page
+    column = matrix.columns[0].id
+    cell = page.locator(f"tr.feature[data-feature='varlen_attention'] td[data-col='{column}']").inner_text()
+    assert "ran flash_fwd_kernel" in cell and "on sm_90" in cell, cell
+    graphs = page.locator(f"tr.feature[data-feature='graphs'] td[data-col='{column}']").inner_text()
+    assert "graph replays" in graphs, graphs
+    page.locator("tr.feature[data-feature='attention'] button.toggle").click()
+    test = "attention/test_sdpa_kernels.py::test_kernel_matches_float64_math[flash-bfloat16-plain]"
+    page.locator(f"tr.test[data-test='{test}'] td[data-col='{column}'] button").click()
+    detail = page.locator("#detail").inner_text()
+    assert "flash_fwd_kernel on sm_90" in detail, detail[:1000]
+    page.screenshot(path=str(artifacts_dir / "gpu-evidence-page.png"), full_page=False)
+    p.close()
