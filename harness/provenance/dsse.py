@@ -57,13 +57,11 @@ def sign(payload: bytes, key: PrivateKey, payload_type: str = PAYLOAD_TYPE) -> E
 def _b64(value: Any, what: str, where: str) -> bytes:
     if not isinstance(value, str):
         raise InputError(f"{where}: {what} is not a base64 string")
+    standard = value.replace("-", "+").replace("_", "/")  # DSSE allows the URL-safe alphabet too
     try:
-        return base64.b64decode(value, validate=True)
+        return base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
     except (binascii.Error, ValueError):
-        try:  # DSSE allows the URL-safe alphabet too
-            return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-        except (binascii.Error, ValueError):
-            raise InputError(f"{where}: {what} is not base64") from None
+        raise InputError(f"{where}: {what} is not base64") from None
 
 
 def read_envelope(raw: bytes, where: str) -> Envelope:
