@@ -73,6 +73,7 @@ def pack(cell: Path, dest: Path) -> Path:
                 with path.open("rb") as data:
                     tar.addfile(_info(f"{top}/{name}", path.stat().st_size), data)
 
+    outputs.sweep(Path(dest).parent)  # a killed submit's temp file
     outputs.write_file(dest, write)
     return dest
 

@@ -239,6 +239,7 @@ def _append(path: Path, entry: str, refuse: Callable[[Trust], str | None]) -> Tr
     """Append `entry` to the trust file (made when absent) and write it whole. The new text is checked
     as a whole before anything is written: a bad entry leaves the file as it was."""
     with outputs.locked(path.parent, what=str(path)):
+        outputs.sweep(path.parent)  # a killed edit's temp file
         before = _read(path) if path.exists() else NEW_FILE
         problem = refuse(parse_trust(before, str(path)))
         if problem:
