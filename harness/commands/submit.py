@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.provenance.submission import archive_name, pack
+from harness.provenance.submission import SUFFIX, archive_name, pack
 
 HELP = "pack a signed cell and its statement as one archive for a matrix to collect; optionally push it to a registry"
 
@@ -15,7 +15,10 @@ HELP = "pack a signed cell and its statement as one archive for a matrix to coll
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("cell", type=Path, metavar="CELL", help="the signed cell dir (harness attest)")
     parser.add_argument(
-        "-o", "--output", type=Path, help="the archive, or a folder for it (default: <cell dir>.cell.tar.gz here)"
+        "-o",
+        "--output",
+        type=Path,
+        help="the archive (a name ending .cell.tar.gz) or the folder to put it in (default: here)",
     )
     parser.add_argument("--push", metavar="oci://HOST/REPO:TAG", help="also push it to an OCI registry")
 
@@ -26,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
         from harness.provenance.oci_registry import parse_reference
 
         push = parse_reference(args.push)  # a bad reference is refused before anything is packed
-    dest = args.output or Path(archive_name(args.cell))
-    if dest.is_dir():
+    dest = args.output or Path(".")
+    if not dest.name.endswith(SUFFIX):
         dest = dest / archive_name(args.cell)
     pack(args.cell, dest)
     print(f"packed {args.cell} into {dest} ({dest.stat().st_size} bytes)")
