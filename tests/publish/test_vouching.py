@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from harness.publish.render.markdown import render_markdown
 from harness.publish.render.prcomment import render_comment
 from harness.publish.render.vouching import vouch_section
 from tests.committed import sample_matrices
+from tests.publish.test_html import Page, browser  # noqa: F401 (fixture)
 
 VERIFIED = Provenance(
     state=ProvenanceState.VERIFIED,
@@ -92,3 +94,24 @@ def test_matrix_json_and_history_keep_it_per_column_and_run(vouched: Matrix) -> 
     bad["columns"][0]["provenance"]["state"] = "trusted"
     with pytest.raises(Exception, match="provenance"):
         validate_matrix(bad)
+
+
+@pytest.mark.browser
+def test_the_page_tags_each_columns_head_in_a_browser(vouched: Matrix, tmp_path: Path, browser) -> None:  # noqa: F811
+    """In headless Chromium: each column's head carries its tag (VERIFIED, INVALID) with who or why as
+    its title; the header's list names who vouches; no script error."""
+    path = tmp_path / "index.html"
+    path.write_text(render_html(vouched), encoding="utf-8")
+    page = Page(browser, path.as_uri())
+    tags = page.page.eval_on_selector_all(
+        "thead th.col .tag[class*='vouch-']", "els => els.map(e => [e.textContent, e.title])"
+    )
+    assert tags == [
+        [
+            "VERIFIED",
+            "verified by AMD <lab> | ROCm (github.com/amd/compat/.github/workflows/cells.yml@refs/heads/main)",
+        ],
+        ["INVALID", "junit.xml changed since it was signed"],
+    ]
+    assert page.page.inner_text("#provenance summary") == "Who vouches for each column"
+    page.close()

@@ -90,6 +90,7 @@ def _column(column: Column) -> dict[str, Any]:
         "when": env.finished_at or env.started_at,
         "runs": [r.to_json() for r in column.runs],
         "partial": column.partial,
+        "provenance": column.provenance.to_json() if column.provenance else None,
         "env": [[_ENV_LABELS[key], str(value)] for key, value in env.items() if key in _ENV_LABELS],
     }
 

@@ -256,6 +256,8 @@ def _releases(matrix: Matrix) -> list[str]:
         if change.device_api is not None:
             parts.append(text(change.device_api.summary(None)) + " by the suites")
         head = f"**{text(new.label)}** after {text(old.label)}"  # type: ignore[union-attr]
+        if new.provenance is not None:  # type: ignore[union-attr]
+            head += f" ({mark(new.provenance)})"  # type: ignore[union-attr]
         lines.append(f"- {head}: " + "; ".join(parts))
     return lines
 
