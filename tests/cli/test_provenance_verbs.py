@@ -245,3 +245,19 @@ def test_refresh_root_says_what_changed_and_writes_it_whole(
     (lab / "bad.json").write_text('{"mediaType": "x"}')
     assert main(["trust", "refresh-root", "--from", "bad.json"]) == EXIT_INPUT
     assert json.loads(pinned.read_text()) == newer
+
+
+def test_collect_unpacks_a_submission_a_runs_artifact_brought(lab: Path, capsys: pytest.CaptureFixture) -> None:
+    """A vendor's workflow can upload its archive as an artifact: what `harness collect` downloads from a
+    run is unpacked in place like a listed submission, and the archive removed (merged once)."""
+    main(["attest", "cells/cpu-2.13.0", "--key", "acme-lab.pem"])
+    artifact = lab / "collected" / "cell-cpu-2.13.0"
+    artifact.mkdir(parents=True)
+    assert main(["submit", "cells/cpu-2.13.0", "-o", str(artifact)]) == 0
+    (lab / "none.txt").write_text("# no listed submission\n")
+    capsys.readouterr()
+    assert main(["collect", "--submissions", "none.txt", "--dest", "collected"]) == 0
+    assert "collect: took cpu-2.13.0 from " in capsys.readouterr().out
+    assert sorted(p.name for p in (lab / "collected").iterdir()) == ["cell-cpu-2.13.0", "cpu-2.13.0"]
+    assert list(artifact.iterdir()) == [], "the archive is gone once unpacked"
+    assert (lab / "collected" / "cpu-2.13.0" / STATEMENT).is_file()

@@ -157,3 +157,25 @@ def test_without_the_sigstore_library_a_bundle_is_an_infrastructure_error(monkey
     monkeypatch.setitem(sys.modules, "sigstore.models", None)
     with pytest.raises(InfrastructureError, match="the sigstore library is not installed"):
         sigstore_bundle.verify_bundle(PYPI_ATTESTATIONS.read_bytes(), "provenance.json")
+
+
+def test_keyless_signing_without_an_identity_or_without_sigstores_services_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Outside GitHub Actions there is no OIDC token (exit 2, saying what to do); with a token but no
+    way to Fulcio and Rekor (every socket refused here) it is exit 3, never a traceback."""
+    from harness.errors import UsageError
+
+    for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "SIGSTORE_ID_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(UsageError, match="no OIDC identity here"):
+        sigstore_bundle.sign_keyless(b"{}")
+    with pytest.raises(InfrastructureError) as err:
+        sigstore_bundle.sign_keyless(b"{}", token="not-a-jwt")
+    assert str(err.value).startswith("Sigstore signing failed: ") and "\n" not in str(err.value)
+
+
+def test_refreshing_the_root_where_tuf_cannot_be_reached_is_one_line() -> None:
+    with pytest.raises(InfrastructureError) as err:
+        sigstore_bundle.current_root()
+    assert str(err.value).startswith("cannot reach Sigstore's TUF repository: ") and "--from FILE" in str(err.value)
