@@ -15,6 +15,7 @@ folders given, unpacked safely into a temp folder.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 from pathlib import Path
@@ -102,8 +103,13 @@ def run(args: argparse.Namespace) -> int:
         from harness.provenance.trust import load_trust
 
         trust = load_trust(args.trust)  # a bad trust file is refused before anything is read or written
-    with tempfile.TemporaryDirectory(prefix="harness-submissions-") as unpacked:
-        given, refused = _unpack_submissions(args.cells, Path(unpacked))
+    given, archives = _submissions(args.cells)
+    with contextlib.ExitStack() as stack:
+        refused: list[Problem] = []
+        if archives:  # unpacked into a temp folder (under TMPDIR) that goes with the merge
+            with outputs.writing(tempfile.gettempdir()):
+                unpacked = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-submissions-")))
+            given, refused = _unpack(given, archives, unpacked)
         cells = cell_dirs(given)
         verdicts = None
         if trust is not None:
@@ -149,23 +155,32 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _unpack_submissions(paths: list[Path], into: Path) -> tuple[list[Path], list[Problem]]:
-    """The paths with each submission archive (given, or directly in a folder given) replaced by its
-    unpacked cell; an archive that is refused is a problem, the others are taken."""
-    from harness.provenance.submission import SUFFIX, unpack
+def _submissions(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The paths to read as cells, and the submission archives given or directly in a folder given (a
+    folder of archives alone is no cell: only what it holds is merged)."""
+    from harness.provenance.submission import SUFFIX
 
     given: list[Path] = []
-    refused: list[Problem] = []
+    archives: list[Path] = []
     for path in paths:
-        archives = [path] if path.is_file() and path.name.endswith(SUFFIX) else []
+        found = [path] if path.is_file() and path.name.endswith(SUFFIX) else []
         if path.is_dir():
-            archives = sorted(p for p in path.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
-        # a folder of archives alone is no cell: only what it holds is merged
-        if not archives or (path.is_dir() and any(p.is_dir() or p.name == "manifest.json" for p in path.iterdir())):
+            found = sorted(p for p in path.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
+        if not found or (path.is_dir() and any(p.is_dir() or p.name == "manifest.json" for p in path.iterdir())):
             given.append(path)
-        for archive in archives:
-            try:
-                given.append(unpack(archive, into / str(len(given) + len(refused))))
-            except HarnessError as err:
-                refused.append(Problem(source=str(archive), message=str(err)))
-    return given, refused
+        archives += found
+    return given, archives
+
+
+def _unpack(given: list[Path], archives: list[Path], into: Path) -> tuple[list[Path], list[Problem]]:
+    """`given` and each archive's cell, unpacked safely under `into`; an archive refused is a problem."""
+    from harness.provenance.submission import unpack
+
+    cells = list(given)
+    refused: list[Problem] = []
+    for number, archive in enumerate(archives):
+        try:
+            cells.append(unpack(archive, into / str(number)))
+        except HarnessError as err:
+            refused.append(Problem(source=str(archive), message=str(err)))
+    return cells, refused
