@@ -103,7 +103,11 @@ def _check(args: argparse.Namespace) -> int:
         print(f"key       {key.name!r} {key.fingerprint}: {key.scope.describe()}")
     for identity in trust.identities:
         print(f"identity  {identity.name!r} {identity.describe()}: {identity.scope.describe()}")
-    print(f"{args.file}: {len(trust.keys)} key(s), {len(trust.identities)} identit(ies)", file=sys.stderr)
+    keys, identities = len(trust.keys), len(trust.identities)
+    print(
+        f"{args.file}: {keys} key{'' if keys == 1 else 's'}, {identities} identit{'y' if identities == 1 else 'ies'}",
+        file=sys.stderr,
+    )
     return 0
 
 

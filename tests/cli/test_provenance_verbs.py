@@ -203,6 +203,9 @@ def test_submit_then_collect_from_a_listed_folder(lab: Path, capsys: pytest.Capt
     assert sorted(p.name for p in (lab / "collected").iterdir()) == ["cpu-2.13.0"]
     assert main(["merge", "collected", "--trust", "trust.toml", "-o", "matrix.json"]) == 0
     assert load_matrix(lab / "matrix.json").column("cpu-2.13.0").provenance.verified  # type: ignore[union-attr]
+    # the merge takes an archive as given, too, unpacked into a temp folder that goes with it
+    assert main(["merge", "drops/cpu-2.13.0.cell.tar.gz", "--trust", "trust.toml", "-o", "direct.json"]) == 0
+    assert load_matrix(lab / "direct.json").column("cpu-2.13.0").provenance.verified  # type: ignore[union-attr]
 
 
 def test_trust_check_and_add_identity_say_who_vouches_for_what(lab: Path, capsys: pytest.CaptureFixture) -> None:
@@ -214,7 +217,9 @@ def test_trust_check_and_add_identity_say_who_vouches_for_what(lab: Path, capsys
     ]) == 0  # fmt: skip
     capsys.readouterr()
     assert main(["trust", "check", "--file", "trust.toml"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    assert captured.err == "trust.toml: 1 key, 1 identity\n"
+    out = captured.out.splitlines()
     assert out[0].startswith("key       'AMD lab' sha256:") and out[0].endswith(": rocm")
     assert out[1] == (
         "identity  'nightly' torch-compat/torch-compat/.github/workflows/compat-matrix.yml@refs/heads/main: cpu, cuda"
