@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.cell import MANIFEST, STATEMENT, Manifest, read_manifest
-from harness.errors import InputError
+from harness.errors import InfrastructureError, InputError
 from harness.model import Provenance, ProvenanceState
 from harness.provenance.dsse import PAYLOAD_TYPE, read_envelope
 from harness.provenance.statement import PREDICATE_TYPE, cell_content, read_statement, what_changed
@@ -125,6 +125,11 @@ def verify_cell(cell: Path, trust: Trust, manifest: Manifest | None = None) -> P
             raise InputError(f"the statement is a {kind}, not a cell run")
     except InputError as err:
         return invalid(str(err))
+    except InfrastructureError:
+        raise  # this machine cannot check (no sigstore library): the merge's problem, not the cell's
+    except Exception as err:  # a statement no reader foresaw must cost its column only
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        return invalid(f"{STATEMENT}: cannot be checked ({type(err).__name__}{': ' + text if text else ''})")
     return Provenance(
         state=ProvenanceState.VERIFIED,
         by=signed.by,

@@ -182,3 +182,12 @@ def test_an_imported_cell_signs_and_verifies_with_its_junit_folder(tmp_path: Pat
     assert verify_cell(made.cell, made.trust).verified
     (made.cell / "junit" / "001-report.xml.gz").write_bytes(b"other")
     assert verify_cell(made.cell, made.trust).reason == "junit/001-report.xml.gz changed since it was signed"
+
+
+def test_a_statement_no_reader_foresaw_costs_its_column_only(signed: Signed) -> None:
+    """A hostile statement that breaks the JSON reader itself (nested a million deep: RecursionError)
+    is that column's verdict, never the merge's end."""
+    (signed.cell / STATEMENT).write_text("[" * 1_000_000 + "]" * 1_000_000)
+    verdict = verify_cell(signed.cell, signed.trust)
+    assert verdict.state is ProvenanceState.INVALID
+    assert verdict.reason.startswith("provenance.json: cannot be checked (RecursionError: ")
