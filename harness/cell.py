@@ -39,6 +39,10 @@ JUNIT: Final = "junit.xml"
 EVENTS: Final = "events.jsonl"
 COLLECTED: Final = "collected.json"
 OUTPUT_LOG: Final = "output.log"
+# A cell's provenance (docs/provenance.md): one signed statement over the cell's canonical content,
+# a DSSE envelope signed with a key or a Sigstore bundle (keyless, in GitHub Actions). One name for
+# both, so signing again replaces it in one rename.
+STATEMENT: Final = "provenance.json"
 MANIFEST_VERSION: Final = 1
 # 1: collected.json lists one object per test; every test ends with a `finish` event (before Dec 2026).
 # 2: collected.json lists ids per feature and scope (`groups`); a test that only passed is one `pass` event.
@@ -691,6 +695,35 @@ def _rename_into_place(building: Path, results_dir: Path, cell_id: str) -> Path:
             if not final.exists():
                 raise WriteError(f"cannot put the cell in place at {final}: {err.strerror}", path=str(final)) from None
     raise InputError(f"{results_dir}: 999 cells of {cell_id} in one second")
+
+
+def canonical_files(cell: Path) -> list[str]:
+    """The cell's canonical content, in its defined order: every file below the cell dir as a POSIX
+    path relative to it, sorted by its UTF-8 bytes, except the statement (it signs the rest)
+    and the `.harness-` files outputs.py leaves (its lock, a killed writer's temp file: never read).
+    An entry that is not a regular file or a folder (a symbolic link, a FIFO) is an InputError: a
+    signed cell holds files only."""
+    found: list[str] = []
+    pending = [Path(cell)]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as err:
+            raise InputError(f"{folder}: cannot list: {err.strerror or err}") from None
+        for entry in entries:
+            rel = Path(entry.path).relative_to(cell).as_posix()
+            if entry.name.startswith(".harness-") or rel == STATEMENT:
+                continue
+            if entry.is_symlink():
+                raise InputError(f"{rel} is a symbolic link: a cell holds files only")
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                found.append(rel)
+            else:
+                raise InputError(f"{rel} is not a regular file: a cell holds files only")
+    return sorted(found, key=lambda rel: rel.encode("utf-8", "surrogateescape"))
 
 
 def read_manifest(path: Path) -> Manifest:

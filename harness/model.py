@@ -50,6 +50,54 @@ def _drop_empty(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None and v != [] and v != {} and v != ()}
 
 
+class ProvenanceState(StrEnum):
+    VERIFIED = "verified"  # a statement over the cell, signed by someone trust.toml allows for it
+    UNVERIFIED = "unverified"  # no statement: only its manifest says where it came from
+    INVALID = "invalid"  # a statement that fails: bad signature, a signer not allowed, content changed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Provenance:
+    """Who vouches for a column, as a merge with a trust file found it (docs/provenance.md)."""
+
+    state: ProvenanceState
+    by: str | None = None  # the trust.toml entry that vouches
+    signer: str | None = None  # "key sha256:...", or the workflow: github.com/OWNER/REPO/.github/workflows/X.yml@REF
+    run_url: str | None = None  # the workflow run that signed, or the run the statement names
+    reason: str | None = None  # why it is unverified or invalid
+
+    @property
+    def verified(self) -> bool:
+        return self.state is ProvenanceState.VERIFIED
+
+    def describe(self) -> str:
+        """'verified: AMD lab (key sha256:1a2b…)', 'unverified: no statement', 'invalid: <why>'."""
+        if self.verified:
+            return f"verified: {self.by}" + (f" ({self.signer})" if self.signer else "")
+        return f"{self.state.value}: {self.reason or 'no statement'}"
+
+    def to_json(self) -> dict[str, Any]:
+        return _drop_empty(
+            {
+                "state": self.state.value,
+                "by": self.by,
+                "signer": self.signer,
+                "run_url": self.run_url,
+                "reason": self.reason,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Provenance:
+        return cls(
+            state=ProvenanceState(data["state"]),
+            by=data.get("by"),
+            signer=data.get("signer"),
+            run_url=data.get("run_url"),
+            reason=data.get("reason"),
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Feature:
     id: str
@@ -249,6 +297,7 @@ class Column:
     # later partial runs (a selection of tests) overlaid on it.
     runs: tuple[RunInfo, ...] = ()
     partial: bool = False  # a partial run with no complete run of its cell id to build on
+    provenance: Provenance | None = None  # who vouches for it: set by a merge given a trust file
 
     @property
     def composite(self) -> bool:
@@ -368,6 +417,7 @@ class Column:
                     "channel": self.channel,
                     "runs": [r.to_json() for r in self.runs],
                     "partial": self.partial or None,
+                    "provenance": self.provenance.to_json() if self.provenance else None,
                 }
             ),
         }
@@ -400,6 +450,7 @@ class Column:
             channel=data.get("channel"),
             runs=tuple(RunInfo.from_json(r) for r in data.get("runs") or ()),
             partial=bool(data.get("partial")),
+            provenance=Provenance.from_json(data["provenance"]) if data.get("provenance") else None,
         )
 
 

@@ -8,6 +8,8 @@
     ingest/                    reads one cell (any format) into records; owns the one plain-pass rule
     merge/                     combines the records of many cells into the model (uses ingest/)
     github/                    the GitHub REST client, a run's artifacts polled as they arrive, the PR comment posted
+    provenance/                who vouches for a cell: its signed statement, trust.toml, offline verification,
+                               the submission archive (reads cells through the core's cell.py only)
     publish/                   reads the model; uses none of images/, host/, run/, ingest/, merge/
     commands/                  one thin module per verb, the only place that joins the wings; no verb imports
                                another verb (shared option helpers are `_`-prefixed modules), none imports cli
@@ -27,7 +29,7 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-WINGS = ("images", "host", "run", "importer", "ingest", "merge", "publish", "github")
+WINGS = ("images", "host", "run", "importer", "ingest", "merge", "publish", "github", "provenance")
 
 
 def _module_name(path: Path) -> str:
@@ -93,6 +95,7 @@ ALLOWED = {
     "merge": {"core", "ingest", "merge"},
     "publish": {"core", "publish"},
     "github": {"core", "github"},
+    "provenance": {"core", "provenance"},
     "commands": {"core", *WINGS, "commands"},
     # cli.py finds the verbs by listing harness/commands (pkgutil) and imports the one named; no verb
     # imports cli.py back (the cycle the two once had: _args took did_you_mean from it)

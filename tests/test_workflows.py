@@ -164,3 +164,30 @@ def test_upstream_opens_a_pull_request_with_the_registry_change_on_a_schedule() 
     assert "git diff --quiet -- harness/backends.toml" in text, "no change, no pull request"
     assert "gh pr create" in text and "gh pr edit" in text and "pull-requests: write" in text
     assert "for a person" in text, "what needs judgement goes into the pull request's body"
+
+
+def test_cells_are_attested_and_the_nightly_merges_submissions_against_the_repositorys_trust_file() -> None:
+    """The reusable workflow signs each cell keyless in its own job (a cell without an OIDC token is
+    said to publish unverified, never fails the job); the merge checks every cell against the caller's
+    trust file and takes in the submissions its list names; the nightly passes the repository's own."""
+    from harness.provenance.submission_sources import read_sources
+    from harness.provenance.trust import load_trust
+
+    text = _text("matrix.yml")
+    for needed in (
+        'harness attest "${cells[@]}" --suites "$SUITES"',
+        'harness collect --submissions "$SUBMISSIONS" --dest cells/submitted',
+        'harness merge cells --expect expect.json -o matrix.json --trust "$TRUST"',
+        "harness gate matrix.json --require-verified",
+        "ACTIONS_ID_TOKEN_REQUEST_URL",
+    ):
+        assert needed in text, needed
+    attest = text.index("name: Sign the cell with this workflow's identity")
+    assert text.index("name: Run the cell") < attest < text.index("name: Upload the cell dir"), "signed before upload"
+    nightly = _text("compat-matrix.yml")
+    assert "id-token: write" in nightly and "attest: true" in nightly
+    assert "trust: trust.toml" in nightly and "submissions: submissions.txt" in nightly
+    trust = load_trust(REPO / "trust.toml")
+    (identity,) = trust.identities
+    assert identity.workflow == ".github/workflows/compat-matrix.yml" and identity.ref == "refs/heads/main"
+    assert read_sources(REPO / "submissions.txt") == [], "no vendor's column yet: the list is comments only"

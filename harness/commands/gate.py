@@ -32,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-data", action="store_true", help="fail when a selected backend has NO DATA or no column")
     parser.add_argument(
+        "--require-verified",
+        action="store_true",
+        help="fail when a selected column is unverified or invalid: no statement signed by someone the merge's "
+        "trust file allows (docs/provenance.md)",
+    )
+    parser.add_argument(
         "--by-build",
         action="store_true",
         help="with --baseline: a column whose id the baseline lacks is compared with the baseline's column of the "
@@ -51,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     matrix = load_matrix(args.matrix)
     # The baseline's outcomes are all its diff compares (a fraction of a whole matrix's memory).
     baseline = load_baseline(args.baseline, required=True, results="outcomes") if args.baseline else None
-    any_failure = args.any_failure or not (args.new_regressions or args.no_data)
+    any_failure = args.any_failure or not (args.new_regressions or args.no_data or args.require_verified)
     result = evaluate_gate(
         matrix,
         baseline=baseline,
@@ -60,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         no_data=args.no_data,
         backends=args.backend,
         by_build=args.by_build,
+        require_verified=args.require_verified,
     )
     for note in result.notes:
         print(f"gate: note: {note}")
@@ -70,11 +77,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"gate: FAIL {name}: {why}")
         failing = result.failing
         raise GateFailedError(f"gate failed on {', '.join(failing)} ({len(result.reasons)} reason(s))")
-    print(pass_line(result, any_failure=any_failure, new_regressions=args.new_regressions, no_data=args.no_data))
+    print(
+        pass_line(
+            result,
+            any_failure=any_failure,
+            new_regressions=args.new_regressions,
+            no_data=args.no_data,
+            require_verified=args.require_verified,
+        )
+    )
     return 0
 
 
-def pass_line(result: GateResult, *, any_failure: bool, new_regressions: bool, no_data: bool) -> str:
+def pass_line(
+    result: GateResult, *, any_failure: bool, new_regressions: bool, no_data: bool, require_verified: bool = False
+) -> str:
     """`gate: PASS on <judged> (no failing test, no new regression); not judged: <column> (<why>)`."""
     conditions = [
         text
@@ -82,6 +99,7 @@ def pass_line(result: GateResult, *, any_failure: bool, new_regressions: bool, n
             ("no failing test", any_failure),
             ("no new regression", new_regressions),
             ("no NO DATA column", no_data),
+            ("every column verified", require_verified),
         )
         if on
     ]

@@ -6,21 +6,27 @@ removed after) until `matrix.json` is written, so the merge holds about one cell
 whatever the number of columns; a temp folder that cannot be written is exit 6. An unreadable input
 is a one-line warning and stays visible in the matrix; `--strict` makes it exit 4. `--expect` takes
 the plan (`harness plan --format json`): a planned cell that sent nothing becomes a NO DATA column.
+`--trust` checks each cell's signed statement offline (docs/provenance.md): every column then says who
+vouches for it; a statement that fails is its column's error (its results left out) and exit 4, the
+other cells merged. Submissions (`*.cell.tar.gz`, `harness submit`) are taken as given or from the
+folders given, unpacked safely into a temp folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import tempfile
 from pathlib import Path
 
 from harness import outputs
 from harness.cell import FeatureInfo
-from harness.errors import InputError, UsageError
+from harness.errors import HarnessError, InputError, UsageError
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import cell_dirs
-from harness.model import Matrix
+from harness.model import Matrix, Problem, ProvenanceState
 from harness.plan import read_plan
 from harness.run.suites import load_features
 
@@ -56,6 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: ./suites/features.toml when present; else what each cell recorded)",
     )
     parser.add_argument(
+        "--trust",
+        type=Path,
+        metavar="TRUST.toml",
+        help="check each cell's statement against this trust file, offline: each column says who vouches for it; "
+        "an invalid statement is its column's error, and exit 4",
+    )
+    parser.add_argument(
         "--lock-timeout",
         type=float,
         default=outputs.DEFAULT_LOCK_TIMEOUT,
@@ -85,27 +98,89 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.lock_timeout < 0:
         raise UsageError("--lock-timeout must be 0 or more seconds")
-    cells = cell_dirs(args.cells)
-    matrix = merge_cell_dirs(
-        cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs, features=stated_features(args.features)
-    )
-    # One writer of a folder's merge outputs at a time; a killed merge's temp files go first.
-    with outputs.locked(args.output.parent, timeout=args.lock_timeout, what=f"{args.output}"):
-        outputs.sweep(args.output.parent)
-        write_matrix(matrix, args.output)
+    trust = None
+    if args.trust is not None:
+        from harness.provenance.trust import load_trust
+
+        trust = load_trust(args.trust)  # a bad trust file is refused before anything is read or written
+    given, archives = _submissions(args.cells)
+    with contextlib.ExitStack() as stack:
+        refused: list[Problem] = []
+        if archives:  # unpacked into a temp folder (under TMPDIR) that goes with the merge
+            with outputs.writing(tempfile.gettempdir()):
+                unpacked = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="harness-submissions-")))
+            given, refused = _unpack(given, archives, unpacked)
+        cells = cell_dirs(given)
+        verdicts = None
+        if trust is not None:
+            from harness.provenance.verify import verify_cell
+
+            verdicts = {cell: verify_cell(cell, trust) for cell in cells}
+        matrix = merge_cell_dirs(
+            cells,
+            read_plan(args.expect) if args.expect else (),
+            jobs=args.jobs,
+            features=stated_features(args.features),
+            provenance=verdicts,
+        )
+        # One writer of a folder's merge outputs at a time; a killed merge's temp files go first.
+        with outputs.locked(args.output.parent, timeout=args.lock_timeout, what=f"{args.output}"):
+            outputs.sweep(args.output.parent)
+            write_matrix(matrix, args.output)
     for column in matrix.columns:
         note = "NO DATA" if not column.has_data else _tally(matrix, column.id, sum(column.counts.values()))
         if column.composite:
             note += f" (composite of {len(column.runs)} runs: later partial runs laid over run {column.run_id})"
         elif column.partial:
             note += " (partial: a selection of tests, no complete run to build on)"
+        if column.provenance is not None and column.provenance.state is not ProvenanceState.INVALID:
+            note += f" · {column.provenance.describe()}"
         print(f"{column.id:<32} {column.backend:<6} {note}", file=sys.stderr)
     for problem in matrix.input_errors:
         prefix = "" if problem.message.startswith(problem.source) else f"{problem.source}: "
         print(f"harness: warning: {prefix}{problem.message}", file=sys.stderr)
     for note in matrix.notes:
         print(f"harness: note: {note.cell}: {note.note}", file=sys.stderr)
+    invalid = [c for c in matrix.columns if c.provenance and c.provenance.state is ProvenanceState.INVALID]
+    for column in invalid:
+        print(f"harness: error: {column.id}: provenance invalid: {column.provenance.reason}", file=sys.stderr)  # type: ignore[union-attr]
+    for problem in refused:
+        print(f"harness: error: {problem.message}", file=sys.stderr)
     print(f"wrote {args.output} ({len(matrix.columns)} columns, {len(matrix.tests)} tests)", file=sys.stderr)
+    if invalid or refused:
+        names = [c.id for c in invalid] + [p.source for p in refused]
+        raise InputError(f"{len(names)} input(s) refused ({', '.join(names)}); the other cells were merged")
     if args.strict and matrix.input_errors:
         raise InputError(f"{len(matrix.input_errors)} input(s) could not be read")
     return 0
+
+
+def _submissions(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The paths to read as cells, and the submission archives given or directly in a folder given (a
+    folder of archives alone is no cell: only what it holds is merged)."""
+    from harness.provenance.submission import SUFFIX
+
+    given: list[Path] = []
+    archives: list[Path] = []
+    for path in paths:
+        found = [path] if path.is_file() and path.name.endswith(SUFFIX) else []
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
+        if not found or (path.is_dir() and any(p.is_dir() or p.name == "manifest.json" for p in path.iterdir())):
+            given.append(path)
+        archives += found
+    return given, archives
+
+
+def _unpack(given: list[Path], archives: list[Path], into: Path) -> tuple[list[Path], list[Problem]]:
+    """`given` and each archive's cell, unpacked safely under `into`; an archive refused is a problem."""
+    from harness.provenance.submission import unpack
+
+    cells = list(given)
+    refused: list[Problem] = []
+    for number, archive in enumerate(archives):
+        try:
+            cells.append(unpack(archive, into / str(number)))
+        except HarnessError as err:
+            refused.append(Problem(source=str(archive), message=str(err)))
+    return cells, refused

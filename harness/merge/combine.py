@@ -43,6 +43,8 @@ from harness.model import (
     Matrix,
     Note,
     Problem,
+    Provenance,
+    ProvenanceState,
     RunInfo,
     Score,
     TestResult,
@@ -338,6 +340,7 @@ class _Added:
     ran: bool
     release: str | None = None  # a placeholder's release series (a planned or not-shipped column)
     runs: tuple[RunInfo, ...] = ()  # a composite column's runs, base first
+    provenance: Provenance | None = None  # who vouches for it (a merge given a trust file)
 
     @property
     def torch(self) -> str | None:
@@ -360,7 +363,7 @@ class _Builder:
         self.disputed: dict[str, dict[str, str]] = {}
         self.cells: list[_Added] = []
 
-    def add(self, read: _Read, runs: tuple[RunInfo, ...] = ()) -> None:
+    def add(self, read: _Read, runs: tuple[RunInfo, ...] = (), provenance: Provenance | None = None) -> None:
         cell = read.cell
         column_id = cell.cell_id
         nodeids = cell.nodeids
@@ -386,8 +389,23 @@ class _Builder:
         else:  # a composite column, laid over here: spilled here
             store.add(column_id, nodeids, cell.results, features)
         self.cells.append(
-            _Added(cell.manifest, str(cell.path), tuple(cell.errors), cell.features, read.rolled, read.ran, runs=runs)
+            _Added(
+                cell.manifest,
+                str(cell.path),
+                tuple(cell.errors),
+                cell.features,
+                read.rolled,
+                read.ran,
+                runs=runs,
+                provenance=provenance,
+            )
         )
+
+    def add_refused(self, column: ColumnRuns, provenance: Provenance) -> None:
+        """A column whose statement fails: its identity from its manifest, no results (they cannot be
+        trusted), and the failure as its error."""
+        manifest = dataclasses.replace(column.manifest, error=f"provenance invalid: {provenance.reason}")
+        self.cells.append(_Added(manifest, str(column.path), (), {}, {}, False, provenance=provenance))
 
     def add_missing(self, planned: PlannedCell) -> None:
         manifest = Manifest(
@@ -634,6 +652,7 @@ class _Builder:
                     channel=manifest.channel or self._channel_of(manifest),
                     runs=added.runs,
                     partial=manifest.partial,
+                    provenance=added.provenance,
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)
@@ -683,6 +702,17 @@ def version_key(version: str | None) -> tuple[Any, ...]:
     return version_sort_key(version)
 
 
+def vouch(runs: Sequence[Provenance]) -> Provenance:
+    """A column's provenance from its runs' (base first): invalid if one is, unverified if one is,
+    else verified by whoever signed them."""
+    for state in (ProvenanceState.INVALID, ProvenanceState.UNVERIFIED):
+        found = [r for r in runs if r.state is state]
+        if found:
+            return found[0]
+    by = ", ".join(dict.fromkeys(r.by or "" for r in runs))
+    return dataclasses.replace(runs[0], by=by)
+
+
 def missing_cells(expected: Sequence[PlannedCell], present: Iterable[str]) -> list[PlannedCell]:
     """The planned cells that produced nothing."""
     have = set(present)
@@ -696,17 +726,20 @@ def merge_cell_dirs(
     jobs: int | None = None,
     features: Mapping[str, FeatureInfo] | None = None,
     spill: bool = True,
+    provenance: Mapping[Path, Provenance] | None = None,
 ) -> Matrix:
     """Merge cell dirs; `expected` (the plan's cells) adds NO DATA columns for cells that sent nothing.
     `features`: the rows as the suites' features file states them now (a release, device families,
     groups), over what each cell recorded when it ran. `spill` (the default): each column's results
     wait on disk until the rows are written, so the merge holds about one cell's worth whatever the
     number of columns (harness/merge/store.py; the matrix's `tests` reads them back as it is
-    iterated); False: the plain path, everything in memory."""
+    iterated); False: the plain path, everything in memory. `provenance`: each cell's, as checked
+    against a trust file (harness/provenance/verify.py); a column built from an invalid run keeps its
+    identity and loses its results, the failure its error."""
     store = open_store(spill)
     try:
         with gcpause.paused():
-            return _merge(paths, expected, jobs, features, store)
+            return _merge(paths, expected, jobs, features, store, provenance)
     except BaseException:
         store.close()  # the spilled runs go with the failed merge
         raise
@@ -718,16 +751,26 @@ def _merge(
     jobs: int | None,
     features: Mapping[str, FeatureInfo] | None,
     store: InMemoryResults | SpilledResults,
+    provenance: Mapping[Path, Provenance] | None = None,
 ) -> Matrix:
     inputs, problems = _read_manifests(paths)
     kept, notes = deduplicate(inputs)
     builder = _Builder(features, store)
+    vouched: list[Provenance | None] = [None] * len(kept)
+    present: list[str] = []
+    if provenance is not None:  # a column built from an invalid run is refused whole, before any reading
+        verdicts = [vouch([provenance[r.path] for r in (column.base, *column.overlays)]) for column in kept]
+        for column, verdict in zip(kept, verdicts, strict=True):
+            if verdict.state is ProvenanceState.INVALID:
+                builder.add_refused(column, verdict)
+                present.append(column.cell_id)
+        valid = [i for i, verdict in enumerate(verdicts) if verdict.state is not ProvenanceState.INVALID]
+        kept, vouched = [kept[i] for i in valid], [verdicts[i] for i in valid]
     # Read in column order: each row then takes its results in the order the matrix shows them.
     order = sorted(range(len(kept)), key=lambda i: builder.column_order(kept[i]))
     owner = [(i, pos) for i in order for pos in range(1 + len(kept[i].overlays))]
     runs_of = {i: (kept[i].base, *kept[i].overlays) for i in order}
     paths = [runs_of[i][pos].path for i, pos in owner]
-    present: list[str] = []
     failed: dict[tuple[int, int], Problem] = {}
     waiting: dict[int, dict[int, _Read]] = {}
     whole = frozenset(runs_of[i][pos].path for i, pos in owner if kept[i].overlays)
@@ -739,7 +782,7 @@ def _merge(
         if isinstance(result, Problem):
             failed[(item, pos)] = result
         elif not kept[item].overlays:
-            builder.add(result)
+            builder.add(result, provenance=vouched[item])
             present.append(kept[item].cell_id)
             continue
         else:
@@ -748,7 +791,7 @@ def _merge(
         if len(arrived) + sum(1 for key in failed if key[0] == item) < len(runs_of[item]):
             continue  # a composite column waits for all its runs
         if 0 in arrived:  # a base that cannot be read loses the column, as a single run does
-            builder.add(*_composite(arrived[0], [arrived[p] for p in sorted(arrived) if p]))
+            builder.add(*_composite(arrived[0], [arrived[p] for p in sorted(arrived) if p]), vouched[item])
             present.append(kept[item].cell_id)
         waiting.pop(item, None)
     problems.extend(failed[key] for key in sorted(failed))  # in the order the cells were given

@@ -2,7 +2,8 @@
 
 Conditions: any failing test (`any_failure`), new regressions against a baseline
 (`new_regressions`, see harness/publish/column_diff.py for what counts), a selected column with NO DATA
-(`no_data`). The gate returns its reasons; the caller turns "any reason" into exit 1.
+(`no_data`), a selected column nobody trusted vouches for (`require_verified`: unverified or invalid,
+docs/provenance.md). The gate returns its reasons; the caller turns "any reason" into exit 1.
 
 A gate never passes on nothing: a name that matches no backend or column, a selection that holds
 no column to judge, or a matrix without one is a UsageError (exit 2), never "PASS". Columns upstream
@@ -118,9 +119,17 @@ def evaluate_gate(
     no_data: bool = False,
     backends: Sequence[str] | None = None,
     by_build: bool = False,
+    require_verified: bool = False,
 ) -> GateResult:
-    if not (any_failure or new_regressions or no_data):
-        raise UsageError("the gate needs a condition: --any-failure, --new-regressions or --no-data")
+    if not (any_failure or new_regressions or no_data or require_verified):
+        raise UsageError(
+            "the gate needs a condition: --any-failure, --new-regressions, --no-data or --require-verified"
+        )
+    if require_verified and not any(c.provenance for c in matrix.columns):
+        raise UsageError(
+            "--require-verified: this matrix was merged without a trust file, so no column says who vouches for it",
+            hint="merge with --trust trust.toml",
+        )
     if new_regressions and baseline is None:
         raise UsageError("--new-regressions needs --baseline OLD_MATRIX")
     selection = select_columns(matrix, backends, no_data=no_data)
@@ -166,8 +175,14 @@ def evaluate_gate(
         for column in columns:
             if column.state is ColumnState.NO_DATA:
                 result.reasons.append((column.id, f"NO DATA ({column.error or 'no test results'})"))
-    for column in columns:  # what no condition could judge (--no-data judges every selected column)
-        if no_data:
+    if require_verified:
+        for column in columns:
+            if column.provenance is None:
+                result.reasons.append((column.id, "unverified: no cell arrived, so nothing vouches for it"))
+            elif not column.provenance.verified:
+                result.reasons.append((column.id, column.provenance.describe()))
+    for column in columns:  # what no condition could judge (--no-data, --require-verified judge every one)
+        if no_data or require_verified:
             continue
         why = None
         if new_regressions and column.id in regress_unjudged and not (any_failure and column.has_data):

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import jsonio, outputs
-from harness.model import ColumnState, Matrix, Score, TestResult
+from harness.model import ColumnState, Matrix, Provenance, Score, TestResult
 from harness.outcomes import BAD, GOOD, Outcome, Rollup, SkipClass
 
 HISTORY_SCHEMA: Final = "history/2"
@@ -145,6 +145,7 @@ class ColumnSummary:
     features: Mapping[str, Rollup]
     # test id -> "run <id> started <when>" for the tests whose result came from a later partial run
     reruns: Mapping[str, str] = field(default_factory=dict)
+    provenance: Provenance | None = None  # who vouched for it in that run (a merge given a trust file)
 
     @property
     def has_data(self) -> bool:
@@ -167,6 +168,7 @@ class ColumnSummary:
             "started_at": self.started_at,
             "features": {fid: state.value for fid, state in self.features.items()},
             **({"reruns": dict(self.reruns)} if self.reruns else {}),
+            **({"provenance": self.provenance.to_json()} if self.provenance else {}),
         }
 
     @classmethod
@@ -183,6 +185,7 @@ class ColumnSummary:
             started_at=data.get("started_at"),
             features={str(k): Rollup(v) for k, v in (data.get("features") or {}).items()},
             reruns={str(k): str(v) for k, v in (data.get("reruns") or {}).items()},
+            provenance=Provenance.from_json(data["provenance"]) if data.get("provenance") else None,
         )
 
 
@@ -271,6 +274,7 @@ def summarize(matrix: Matrix) -> RunSummary:
                 reruns={row.id: f"run {r.run} started {r.at or '?'}" for row, r in matrix.results(column.id) if r.run}
                 if column.composite
                 else {},
+                provenance=column.provenance,
             )
         )
     return RunSummary(generated_at=matrix.generated_at, run=run_key(matrix), columns=tuple(columns), run_url=run_url())

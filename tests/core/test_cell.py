@@ -325,3 +325,24 @@ def test_a_newer_statement_of_a_feature_wins_field_by_field() -> None:
         groups=(FeatureGroup(match="*batched*", since="2.14"),),
     )
     assert FeatureInfo().stated_over(older) == older and older.stated_over(FeatureInfo()) == older
+
+
+def test_the_canonical_content_is_every_file_but_the_statement_in_byte_order(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "junit").mkdir()
+    for name in ("manifest.json", "Z.log", "junit/002-b.xml.gz", "junit/001-a.xml.gz", "é.txt", "a b.txt"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / cell.STATEMENT).write_text("{}")
+    (tmp_path / ".harness-lock").write_text("")
+    (tmp_path / ".harness-tmp-1-ab-manifest.json").write_text("half")
+    assert cell.canonical_files(tmp_path) == [
+        "Z.log", "a b.txt", "junit/001-a.xml.gz", "junit/002-b.xml.gz", "manifest.json", "é.txt",
+    ]  # fmt: skip
+    os.symlink("/etc/hostname", tmp_path / "junit" / "003-link.xml")
+    with pytest.raises(InputError, match=r"^junit/003-link\.xml is a symbolic link: a cell holds files only$"):
+        cell.canonical_files(tmp_path)
+    (tmp_path / "junit" / "003-link.xml").unlink()
+    os.mkfifo(tmp_path / "events.jsonl")
+    with pytest.raises(InputError, match=r"^events\.jsonl is not a regular file"):
+        cell.canonical_files(tmp_path)

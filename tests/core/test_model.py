@@ -230,3 +230,21 @@ def test_a_column_records_its_channel_and_an_old_matrix_has_none() -> None:
     assert data["channel"] == "nightly" and Column.from_json(data).channel == "nightly"
     old = _column().to_json()
     assert "channel" not in old and Column.from_json(old).channel is None
+
+
+def test_a_columns_provenance_round_trips_and_is_absent_when_not_checked() -> None:
+    import dataclasses
+
+    from harness.model import Column, ColumnState, Provenance, ProvenanceState
+
+    column = Column(id="c", backend="cpu", display_name="CPU", state=ColumnState.OK, cell_status=None, run_id="r")
+    assert "provenance" not in column.to_json()
+    for provenance in (
+        Provenance(state=ProvenanceState.VERIFIED, by="lab", signer="key sha256:ab", run_url="https://x/run/1"),
+        Provenance(state=ProvenanceState.INVALID, reason="junit.xml changed since it was signed"),
+    ):
+        signed = dataclasses.replace(column, provenance=provenance)
+        assert Column.from_json(signed.to_json()) == signed
+    verified = Provenance(state=ProvenanceState.VERIFIED, by="lab", signer="key sha256:ab")
+    assert verified.describe() == "verified: lab (key sha256:ab)"
+    assert Provenance(state=ProvenanceState.UNVERIFIED, reason="no statement").describe() == "unverified: no statement"

@@ -427,3 +427,50 @@ def test_columns_record_their_channel_and_a_planned_nightly_that_never_ran_keeps
     assert channels["cpu-2.13.0"] == ("ok", "release")
     write_matrix(matrix, tmp_path / "matrix.json")
     assert load_matrix(tmp_path / "matrix.json").column("cu130-2.16.0.dev20261130").channel == "nightly"
+
+
+# -- provenance: what a merge given a trust file does with each column's verdict -----------------------
+def _provenance(state: str, **kw: str):
+    from harness.model import Provenance, ProvenanceState
+
+    return Provenance(state=ProvenanceState(state), **kw)
+
+
+def test_a_columns_provenance_is_its_runs_worst_and_verified_names_every_signer() -> None:
+    from harness.merge.combine import vouch
+
+    a, b = _provenance("verified", by="A", signer="key a"), _provenance("verified", by="B", signer="key b")
+    assert vouch([a, b]).by == "A, B" and vouch([a, a]).by == "A" and vouch([a, b]).signer == "key a"
+    unsigned, bad = _provenance("unverified", reason="no statement"), _provenance("invalid", reason="x changed")
+    assert vouch([a, unsigned]) == unsigned and vouch([unsigned, bad, a]) == bad
+
+
+def test_an_invalid_run_is_its_columns_error_and_a_later_partial_run_unsigned_leaves_it_unverified(tmp_path):
+    """Real committed cells: cpu-2.13.0 with a later partial run of it (a composite column), and a CUDA
+    build's cell whose statement failed."""
+    from harness.model import ColumnState, ProvenanceState
+    from harness.plan import PlannedCell
+    from tests.committed import CELLS, SAMPLES
+
+    later = shutil.copytree(SAMPLES / "publishing-new", tmp_path / "later")
+    manifest = json.loads((later / "manifest.json").read_text())
+    manifest.update(
+        cell_id="cpu-2.13.0", run_id="r-partial", started_at="2026-12-02T00:00:00Z", selection={"tests": ["x"]}
+    )
+    (later / "manifest.json").write_text(json.dumps(manifest))
+    base, cuda = CELLS / "cpu-2.13.0", CELLS / "cu130-2.14.1-cpu-only"
+    verdicts = {
+        base: _provenance("verified", by="A"),
+        later: _provenance("unverified", reason="no statement"),
+        cuda: _provenance("invalid", reason="junit.xml changed since it was signed"),
+    }
+    planned = [PlannedCell(cell_id="cu130-2.14.1-cpu-only", backend="cu130")]
+    matrix = merge_cell_dirs([base, later, cuda], planned, jobs=1, provenance=verdicts)
+    assert [c.id for c in matrix.columns] == ["cpu-2.13.0", "cu130-2.14.1-cpu-only"], "no planned twin"
+    cpu, refused = matrix.columns
+    assert cpu.composite and cpu.provenance.state is ProvenanceState.UNVERIFIED
+    assert refused.state is ColumnState.NO_DATA and refused.run_id and refused.environment.torch == "2.14.1+cu130"
+    assert refused.error == "provenance invalid: junit.xml changed since it was signed"
+    assert refused.provenance == verdicts[cuda]
+    assert not any(refused.id in row.results for row in matrix.tests)
+    validate_matrix(matrix.to_json())

@@ -218,3 +218,36 @@ def test_a_no_data_column_is_not_judged_by_any_failure_and_nothing_judged_is_no_
     err = capsys.readouterr().err
     assert err.startswith("harness: error: the gate judged no column: cu130: NO DATA") and "PASS" not in err
     assert main(["gate", str(tmp_path / "m.json"), "--any-failure", "--no-data"]) == 1  # asked about: a FAIL
+
+
+def test_require_verified_fails_on_each_column_nobody_trusted_vouches_for() -> None:
+    """A matrix merged with a trust file: a verified column passes; an unverified, an invalid and a
+    planned column no cell arrived for each fail, named; a matrix merged without one is exit 2."""
+    import dataclasses
+
+    from harness.model import Provenance, ProvenanceState
+    from tests.committed import sample_matrices
+
+    matrix = sample_matrices()[1]
+    cpu, rocm = matrix.columns
+    verified = Provenance(state=ProvenanceState.VERIFIED, by="lab", signer="key sha256:1")
+    with pytest.raises(UsageError, match="merged without a trust file"):
+        evaluate_gate(matrix, require_verified=True)
+    ok = dataclasses.replace(matrix, columns=(dataclasses.replace(cpu, provenance=verified), rocm))
+    result = evaluate_gate(ok, require_verified=True, backends=["cpu"])
+    assert not result.failed and result.judged == ["cpu"]
+    assert evaluate_gate(ok, require_verified=True).reasons == [
+        ("rocm", "unverified: no cell arrived, so nothing vouches for it")
+    ]
+    invalid = Provenance(state=ProvenanceState.INVALID, reason="manifest.json changed since it was signed")
+    unsigned = Provenance(state=ProvenanceState.UNVERIFIED, reason="no statement")
+    bad = dataclasses.replace(
+        matrix,
+        columns=(dataclasses.replace(cpu, provenance=unsigned), dataclasses.replace(rocm, provenance=invalid)),
+    )
+    assert evaluate_gate(bad, require_verified=True).reasons == [
+        ("cpu", "unverified: no statement"),
+        ("rocm", "invalid: manifest.json changed since it was signed"),
+    ]
+    both = evaluate_gate(bad, require_verified=True, any_failure=True, backends=["cpu"])
+    assert [why for _, why in both.reasons][-1] == "unverified: no statement" and len(both.reasons) == 2

@@ -24,7 +24,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from harness import jsonio
-from harness.model import Column, Matrix, TestRow, trim
+from harness.model import Column, Matrix, ProvenanceState, TestRow, trim
 from harness.outcomes import BAD, GOOD, LEGEND_NOTES, ROLLUP_MEANING, Outcome, Rollup
 from harness.publish.column_diff import diff_columns, release_pairs
 from harness.publish.history import RunResults, RunSummary
@@ -32,6 +32,7 @@ from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 from harness.publish.render.figures import feature_figures
 from harness.publish.render.page_parts import emit_parts, history_head
 from harness.publish.render.symbols import PAGE_OUTCOME_SYMBOLS, PAGE_STATE_SYMBOLS
+from harness.publish.render.vouching import MARKS, has_provenance, mark
 from harness.torch_build import version_sort_key
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
@@ -89,6 +90,7 @@ def _column(column: Column) -> dict[str, Any]:
         "when": env.finished_at or env.started_at,
         "runs": [r.to_json() for r in column.runs],
         "partial": column.partial,
+        "provenance": column.provenance.to_json() if column.provenance else None,
         "env": [[_ENV_LABELS[key], str(value)] for key, value in env.items() if key in _ENV_LABELS],
     }
 
@@ -246,6 +248,30 @@ def _escaped(text: bytes) -> str:
     return text.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026").decode("utf-8")
 
 
+def vouches(matrix: Matrix) -> list[dict[str, str | None]]:
+    """The page header's "who vouches for each column" (empty for a matrix merged without a trust file)."""
+    if not has_provenance(matrix):
+        return []
+    out: list[dict[str, str | None]] = []
+    for column in matrix.columns:
+        if not column.shipped:
+            continue
+        p = column.provenance
+        out.append(
+            {
+                "id": column.id,
+                "label": column.label,
+                "state": p.state.value if p else "unverified",
+                "mark": mark(p) or MARKS[ProvenanceState.UNVERIFIED],
+                "by": p.by if p else None,
+                "signer": p.signer if p else None,
+                "reason": (p.reason if p else "no cell arrived") if not (p and p.verified) else None,
+                "run_url": p.run_url if p and p.run_url and p.run_url.startswith(("https://", "http://")) else None,
+            }
+        )
+    return out
+
+
 @cache
 def _environment() -> Environment:
     return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
@@ -322,6 +348,7 @@ def render_page(
             site=site,
             inline=inline,
             data_dir=DATA_DIR,
+            vouches=vouches(matrix),
         )
     )
     return Page(html=html, files={} if inline else encoded, part_bytes=total, written=written)

@@ -21,6 +21,7 @@ from harness.outcomes import (
 from harness.publish.column_diff import FeatureChange, diff_columns, release_pairs
 from harness.publish.render import figures as figs
 from harness.publish.render.mdtext import code, first_line, link, text
+from harness.publish.render.vouching import mark, vouch_section
 
 GITHUB_SUMMARY_LIMIT: Final = 1024 * 1024
 _PROBLEMS: Final = tuple(o for o in Outcome if o in BAD)  # the failing outcomes, in taxonomy order
@@ -70,6 +71,8 @@ def column_head(column: Column) -> str:
         head += f"<br>_composite of {len(column.runs)} runs_"
     elif column.partial:
         head += "<br>_partial: a selection of tests_"
+    if column.provenance is not None:
+        head += f"<br>{mark(column.provenance)}"
     return head
 
 
@@ -256,6 +259,8 @@ def _releases(matrix: Matrix) -> list[str]:
         if change.device_api is not None:
             parts.append(text(change.device_api.summary(None)) + " by the suites")
         head = f"**{text(new.label)}** after {text(old.label)}"  # type: ignore[union-attr]
+        if new.provenance is not None:  # type: ignore[union-attr]
+            head += f" ({mark(new.provenance)})"  # type: ignore[union-attr]
         lines.append(f"- {head}: " + "; ".join(parts))
     return lines
 
@@ -299,6 +304,7 @@ def _body(
     if not matrix.alignment.aligned:
         shas = ", ".join(s[:10] for s in matrix.alignment.suite_shas)
         lines += ["", f"⚠️ Columns ran different suite versions ({text(shas)}); compare with care."]
+    lines += vouch_section(matrix)
     lines += ["", *_legend()]
     if figures:
         lines += _figures(matrix)

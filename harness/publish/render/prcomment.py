@@ -12,6 +12,7 @@ from harness.outcomes import BAD
 from harness.publish.column_diff import ChangeKind, ColumnDiff, DiffReport, diff_matrices, matching_pairs
 from harness.publish.render.markdown import state_label
 from harness.publish.render.mdtext import code, link, text
+from harness.publish.render.vouching import vouch_section
 
 MARKER: Final = "<!-- torch-compat:pr-matrix -->"
 COMMENT_LIMIT: Final = 65_536  # GitHub refuses longer comment bodies
@@ -72,6 +73,7 @@ def render_comment(pr: Matrix, published: Matrix | None, published_url: str = ""
         ]
     for diff in report.columns if report else ():
         lines += _column_section(diff, cap)
+    lines += vouch_section(pr)
     if report is not None:
         total = report.regressions
         lines += [

@@ -76,6 +76,12 @@
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
   }
+  // Who vouches for a column (a matrix merged with a trust file): a tag, its reason or signer as the title.
+  function vouchTag(p) {
+    var tag = el("span", "tag vouch-" + p.state, p.state === "verified" ? "VERIFIED" : p.state.toUpperCase());
+    tag.title = p.state === "verified" ? "verified by " + p.by + (p.signer ? " (" + p.signer + ")" : "") : p.reason || "";
+    return tag;
+  }
   function shellQuote(s) { return /^[\w@%+=:,.\/-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\"'\"'") + "'"; }
   function safeUrl(url) { return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null; }
   function stateWord(state) { return state === "no-data" ? "NO DATA" : state === "not-shipped" ? "not shipped" : state === "not-in-release" ? "not in this release" : state; }
@@ -190,6 +196,7 @@
     else if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
     if (c.stale) th.appendChild(el("span", "tag stale", "STALE")).title = "results are " + fmtAge(c.ageHours) + " old (limit " + D.stale_after_hours + " h)";
     if (c.state === "partial-run") th.appendChild(el("span", "tag partial-run", "PARTIAL RUN")).title = "cell status: " + c.status;
+    if (c.provenance) th.appendChild(vouchTag(c.provenance));
     if (c.runs && c.runs.length > 1) th.appendChild(el("span", "tag composite", "COMPOSITE OF " + c.runs.length + " RUNS")).title = c.runs.map(function (r) { return r.run_id + " (" + (r.started_at || "?") + "): " + r.tests + " test(s)" + (r.selection ? ", a partial run" : ", the complete base run"); }).join("\n");
     if (c.partial) th.appendChild(el("span", "tag partial-sel", "PARTIAL: A SELECTION")).title = "a run of some tests only, with no complete run of this cell id to build on";
     var why = c.error || "no test results";
@@ -398,6 +405,7 @@
       var th = el("th", "col", "torch " + (cols[ci].torch || cols[ci].release || "?"));
       th.setAttribute("data-col", cols[ci].id);
       th.appendChild(el("div", "colid", cols[ci].id));
+      if (cols[ci].provenance) th.appendChild(vouchTag(cols[ci].provenance));
       head.appendChild(th);
     });
     table.appendChild(head);
