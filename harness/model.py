@@ -347,15 +347,22 @@ class Column:
         return self.backend == "cpu" or self.variant is not None or self.environment.device == "cpu"
 
     @property
-    def release_line(self) -> tuple[str, str]:
+    def release_line(self) -> tuple[str, str, str]:
         """What the release view follows from one torch release to the next: where the tests ran.
-        ("cpu", "") for the CPU build and every CPU-only column (PyPI's CUDA builds run on a host
+        ("cpu", "", "") for the CPU build and every CPU-only column (PyPI's CUDA builds run on a host
         without a GPU), else the build family and the device, so the CUDA 13.0 build of 2.14 is
-        followed by the CUDA 13.2 build of 2.15 on the same GPU."""
+        followed by the CUDA 13.2 build of 2.15 on the same GPU. A column on another Python than its
+        build's default image's (3.15 beside 3.11) follows a line of its own: one release's two Pythons
+        are side by side, never a step from one to the other."""
+        python = self.python_key
+        from harness.registry import load_registry  # the default image's Python is a registry fact
+
+        backend = load_registry().get(self.backend)
+        other = python.label if python and backend and python != backend.base_python else ""
         if self.ran_on_cpu:
-            return ("cpu", "")
+            return ("cpu", "", other)
         variant = parse_variant(self.backend)
-        return (variant.family if variant else self.backend, self.environment.device or "")
+        return (variant.family if variant else self.backend, self.environment.device or "", other)
 
     def device_api_names(self) -> frozenset[str]:
         """The device API as full dotted names (torch.xpu.temperature)."""
@@ -377,16 +384,16 @@ class Column:
 
     @property
     def label(self) -> str:
-        """The heading with the torch build and the device, for text that names a column outside the
-        table's head: 'CUDA 13.0 build, CPU only · torch 2.14.1+cu130'. Two CPU-only columns of two
-        releases read apart."""
+        """The heading with the torch build, the Python (where the cell recorded it) and the device, for text
+        that names a column outside the table's head: 'CUDA 13.0 build, CPU only · torch 2.14.1+cu130',
+        'CPU · torch 2.15.0+cpu · Python 3.15'. Two CPU-only columns of two releases read apart."""
         parts = [self.heading]
         if self.state is ColumnState.NOT_SHIPPED:
             parts.append(f"torch {self.release_series} (not shipped)")
         elif self.torch and self.has_data:
             parts.append(f"torch {self.torch}")
-        if self.python or self.has_data:
-            parts.append(self.python_label)
+        if self.python_key:  # named where recorded; the column's head says "Python not recorded" otherwise
+            parts.append(self.python_key.display)
         device = self.environment.device
         if device and device != "cpu" and self.has_data:
             parts.append(device)

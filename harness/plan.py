@@ -80,6 +80,8 @@ class PlannedCell:
         data["runner_labels"] = list(self.runner_labels)
         if not self.missing:
             del data["missing"]
+        if not self.python:  # the image's own interpreter: a plan without Pythons reads as it always did
+            del data["python"]
         return data
 
     @classmethod

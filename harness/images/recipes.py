@@ -264,7 +264,7 @@ def _refuse_other_abi(spec: BuildSpec) -> None:
     line before anything is built (pip would only say "no matching distribution", minutes later)."""
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-    python = spec.interpreter or base_python(spec.base_image)
+    python = spec.interpreter  # only a Python asked for: a base image's name may not tell its Python
     if spec.wheelhouse is None or python is None:
         return
     wheels: dict[str, set[str]] = {}

@@ -65,7 +65,9 @@ def test_compile_admits_python_3_15(monkeypatch: pytest.MonkeyPatch, device) -> 
 
 def test_compile_runs_on_python_3_15(device) -> None:
     if sys.version_info[:2] != (3, 15):
-        skip_dependency(f"needs a Python 3.15 interpreter (a --python 3.15 column); this runner has {sys.version.split()[0]}")
+        skip_dependency(
+            f"needs a Python 3.15 interpreter (a --python 3.15 column); this runner has {sys.version.split()[0]}"
+        )
     need(inductor_toolchain())
     torch._dynamo.reset()
     try:

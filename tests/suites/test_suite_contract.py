@@ -106,7 +106,9 @@ def test_feature_groups(feature: str) -> None:
     files = [p.relative_to(SUITES).as_posix() for p in (SUITES / feature).glob("test_*.py")]
     for i, group in enumerate(groups, 1):
         where = f"{feature} group #{i}"
-        assert GROUP_KEYS <= set(group) <= GROUP_KEYS | GROUP_OPTIONAL, f"{where}: keys {sorted(group)}, want {sorted(GROUP_KEYS)}"
+        assert GROUP_KEYS <= set(group) <= GROUP_KEYS | GROUP_OPTIONAL, (
+            f"{where}: keys {sorted(group)}, want {sorted(GROUP_KEYS)}"
+        )
         assert all(isinstance(group[k], str) and group[k].strip() for k in GROUP_KEYS), f"{where}: empty value"
         assert RELEASE.fullmatch(group["since"]), f"{where}: since {group['since']!r}"
         assert group["source"].startswith("https://"), f"{where}: source {group['source']!r}"
