@@ -538,10 +538,16 @@ class _Builder:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
         manifest = cell.manifest
+        env = manifest.environment
+        python = (env.python_key if env else None) or getattr(cell, "python", None)
+        backend = self.registry.get(_backend_of(manifest))
+        # One build's Pythons side by side: its default image's (or an unrecorded one) first, then by version.
+        other = python is not None and (backend is None or python != backend.base_python)
         return (
             self.registry.variant_order(_backend_of(manifest)),
             manifest.variant or "",
             version_key(manifest.torch or getattr(cell, "release", None)),
+            (other, python.free_threaded, python.major, python.minor) if python and other else (False,),
             manifest.cell_id,
         )
 

@@ -209,6 +209,7 @@ def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Pat
         "Dockerfile.rocm",
         "ca-certificates/extra-ca.crt",
         "host-libraries.json",
+        "install-python.sh",
         "install-venv.sh",
         "library_check.py",
         "torch_build.py",
