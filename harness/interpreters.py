@@ -96,9 +96,8 @@ def parse_python(text: str | None, *, valid: Iterable[str] = (), what: str = "--
     key = _parse(text or "")
     if key is None:
         known = ", ".join(valid) or "3.11, 3.14t"
-        raise UsageError(
-            f"{what} {text!r} is not a Python like 3.15 or 3.14t (free-threaded)", hint=f"valid keys: {known}"
-        )
+        named = f"{what} {text!r}".strip()
+        raise UsageError(f"{named} is not a Python like 3.15 or 3.14t (free-threaded)", hint=f"valid keys: {known}")
     return key
 
 

@@ -45,7 +45,7 @@ def python_version(text: str) -> str:
     from harness.interpreters import parse_python
 
     try:
-        return parse_python(text, valid=[k.label for k in load_registry().pythons]).label
+        return parse_python(text, valid=[k.label for k in load_registry().pythons], what="").label
     except UsageError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
