@@ -80,7 +80,7 @@ def test_ops_from_threads_match_one_thread(device) -> None:
     assert sorted(got) == list(range(THREADS)), "a thread did not finish within 120 s"
     for seed in range(THREADS):
         for one, many in zip(expected[seed], got[seed], strict=True):
-            torch.testing.assert_close(many, one, rtol=0, atol=0, msg=lambda m: f"thread {seed}: {m}")
+            torch.testing.assert_close(many, one, rtol=0, atol=0, msg=lambda m, seed=seed: f"thread {seed}: {m}")
 
 
 def _fn(x: torch.Tensor) -> torch.Tensor:

@@ -338,7 +338,7 @@ def test_a_planned_python_reads_back_and_a_bad_one_is_refused(tmp_path: Path) ->
     (cell,) = read_plan(path)
     assert (cell.cell_id, cell.python, str(cell.python_key)) == ("cpu-cp315", "3.15", "3.15")
     path.write_text(json.dumps([{"cell_id": "x", "python": "3.15x"}]), encoding="utf-8")
-    with pytest.raises(InputError, match="python '3.15x' is not a Python"):
+    with pytest.raises(InputError, match=r"python '3\.15x' is not a Python"):
         read_plan(path)
 
 
