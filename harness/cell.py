@@ -83,12 +83,15 @@ def valid_cell_id(cell_id: str) -> str:
     return cell_id
 
 
-def default_cell_id(backend: str, torch: str | None = None, variant: str | None = None) -> str:
-    """<backend>[-<torch build>][-<variant>]-<host>: two torch builds of a backend on one runner are
-    two columns; a rerun of the same build replaces its column. `torch` is already a label
-    (see execute.torch_label), e.g. 2.13.0 or 2.14.0.dev20261130."""
+def default_cell_id(
+    backend: str, torch: str | None = None, variant: str | None = None, python: str | None = None
+) -> str:
+    """<backend>[-<torch build>][-<python tag>][-<variant>]-<host>: two torch builds (or two Pythons) of a
+    backend on one runner are two columns; a rerun of the same build replaces its column. `torch` is
+    already a label (see execute.torch_label), e.g. 2.13.0 or 2.14.0.dev20261130; `python` the tag
+    harness/interpreters.py's id rule gives (cp315; None for the default image's Python)."""
     host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname())[:40] or "host"
-    parts = [backend, *(re.sub(r"[^A-Za-z0-9._-]", "-", p) for p in (torch, variant) if p), host]
+    parts = [backend, *(re.sub(r"[^A-Za-z0-9._-]", "-", p) for p in (torch, python, variant) if p), host]
     return "-".join(parts)[:128]
 
 
@@ -231,6 +234,7 @@ class RunRequest:
     # a rerun from the same checkout names them too.
     suites: str | None = None
     features: str | None = None
+    python: str | None = None  # the CPython it was planned for (--python 3.15), which the cell had to prove
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -242,7 +246,7 @@ class RunRequest:
         }
         if self.command:
             data["command"] = list(self.command)
-        for name in ("suites", "features"):
+        for name in ("suites", "features", "python"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data
@@ -262,6 +266,7 @@ class RunRequest:
             command=_strs(data.get("command")),
             suites=data["suites"] if isinstance(data.get("suites"), str) else None,
             features=data["features"] if isinstance(data.get("features"), str) else None,
+            python=data["python"] if isinstance(data.get("python"), str) else None,
             **timeouts,
         )
 
@@ -365,9 +370,15 @@ class FeatureGroup:
     since: str | None = None
     claim: str | None = None
     source: str | None = None
+    python: tuple[str, ...] = ()  # the CPythons on which this part runs (3.15, 3.15t); empty: every one
 
     def to_json(self) -> dict[str, Any]:
-        return {n: v for n in ("match", "since", "claim", "source") if (v := getattr(self, n)) is not None}
+        data: dict[str, Any] = {
+            n: v for n in ("match", "since", "claim", "source") if (v := getattr(self, n)) is not None
+        }
+        if self.python:
+            data["python"] = list(self.python)
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> FeatureGroup | None:
@@ -376,7 +387,11 @@ class FeatureGroup:
         if match is None:
             return None
         return cls(
-            match=match, since=_str(data.get("since")), claim=_str(data.get("claim")), source=_str(data.get("source"))
+            match=match,
+            since=_str(data.get("since")),
+            claim=_str(data.get("claim")),
+            source=_str(data.get("source")),
+            python=_strs(data.get("python")),
         )
 
 
@@ -392,6 +407,7 @@ class FeatureInfo:
     apis: tuple[str, ...] = ()  # the public APIs its tests exercise, full dotted names
     devices: tuple[str, ...] = ()  # the device families whose builds have it (cuda, rocm, xpu...); empty: every one
     groups: tuple[FeatureGroup, ...] = ()  # later claims about parts of it
+    python: tuple[str, ...] = ()  # the CPythons on which it exists (3.14t, 3.15t); empty: every one
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {n: v for n in _FEATURE_TEXT if (v := getattr(self, n)) is not None}
@@ -399,6 +415,8 @@ class FeatureInfo:
             data["apis"] = list(self.apis)
         if self.devices:
             data["devices"] = list(self.devices)
+        if self.python:
+            data["python"] = list(self.python)
         if self.groups:
             data["groups"] = [g.to_json() for g in self.groups]
         return data
@@ -419,6 +437,7 @@ class FeatureInfo:
             apis=_strs(data.get("apis")),
             devices=_strs(data.get("devices")),
             groups=tuple(g for g in found if g is not None),
+            python=_strs(data.get("python")),
         )
 
 
@@ -620,7 +639,7 @@ def _selection(data: Mapping[str, Any]) -> Selection | None:
 
 _GITHUB_FIELDS: Final = tuple(f.name for f in dataclasses.fields(GithubRun))
 _FEATURE_TEXT: Final = tuple(
-    f.name for f in dataclasses.fields(FeatureInfo) if f.name not in ("apis", "devices", "groups")
+    f.name for f in dataclasses.fields(FeatureInfo) if f.name not in ("apis", "devices", "groups", "python")
 )
 
 

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from harness.cell import CellStatus
+from harness.interpreters import NOT_RECORDED, Interpreter, PythonKey, python_key
 from harness.outcomes import BAD, Outcome, Rollup, Scope, SkipClass
 from harness.torch_build import parse_variant, parse_version
 
@@ -23,7 +24,9 @@ from harness.torch_build import parse_variant, parse_version
 DEVICE_FAMILIES: Final = ("cpu", "cuda", "rocm", "xpu", "mps")
 _FAMILY_NAMES: Final = {"cpu": "CPU", "cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "mps": "MPS"}
 
-SCHEMA_VERSION: Final = "1.3"  # 1.3: not-in-release rows, features' devices and groups, composite columns
+# 1.3: not-in-release rows, features' devices and groups, composite columns; 1.5: a column's Python
+# (`python`, `interpreter`), features' and groups' Pythons, a roll-up's `other_python`
+SCHEMA_VERSION: Final = "1.5"
 VERDICT_STATES: Final = (Rollup.SUPPORTED, Rollup.PARTIAL, Rollup.FAILING, Rollup.UNSUPPORTED)
 UNASSIGNED: Final = "unassigned"  # the feature of a test no rule and no path assigns
 
@@ -109,6 +112,7 @@ class Feature:
     apis: tuple[str, ...] = ()  # the public APIs its tests exercise (features.toml), full dotted names
     devices: tuple[str, ...] = ()  # the device families whose builds have it; empty: every family
     groups: tuple[FeatureGroup, ...] = ()  # later claims about parts of it (their tests' own `since`)
+    python: tuple[str, ...] = ()  # the CPythons (3.15, 3.14t) on which the feature exists; empty: every one
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -120,18 +124,22 @@ class Feature:
             "apis": list(self.apis),
             "devices": list(self.devices),
             "groups": [g.to_json() for g in self.groups],
+            "python": list(self.python),
         }
         if self.scope is not Scope.BACKEND:
             data["scope"] = self.scope.value
         return _drop_empty(data)
 
-    def not_in(self, release: str | None, family: str | None) -> str | None:
-        """Why a build of torch `release` (2.13) and device `family` (cuda) cannot have this feature
-        ("arrived in 2.14", "XPU builds only"), or None when it can or nothing says it cannot."""
+    def not_in(self, release: str | None, family: str | None, python: PythonKey | None = None) -> str | None:
+        """Why a build of torch `release` (2.13) and device `family` (cuda), on CPython `python`, cannot have
+        this feature ("arrived in 2.14", "XPU builds only", "Python 3.15, 3.15t only"), or None when it can or
+        nothing says it cannot (a column whose Python was not recorded is never ruled out by it)."""
         if arrived_after(self.since, release):
             return f"arrived in {self.since}"
         if self.devices and family and family not in self.devices:
             return " and ".join(_FAMILY_NAMES.get(d, d) for d in self.devices) + " builds only"
+        if not admits(self.python, python):
+            return pythons_only(self.python)
         return None
 
     @classmethod
@@ -146,7 +154,22 @@ class Feature:
             apis=tuple(data.get("apis") or ()),
             devices=tuple(data.get("devices") or ()),
             groups=tuple(FeatureGroup.from_json(g) for g in data.get("groups") or ()),
+            python=tuple(data.get("python") or ()),
         )
+
+
+def admits(pythons: Collection[str], python: PythonKey | None) -> bool:
+    """A feature (or part) for `pythons` (empty: every one) exists on CPython `python` (None: not recorded,
+    never ruled out)."""
+    return not pythons or python is None or python.label in pythons
+
+
+def pythons_only(pythons: Collection[str]) -> str:
+    """'Python 3.15, 3.15t only'; 'free-threaded Python only' when every one is free-threaded."""
+    keys = [k for p in pythons if (k := python_key(p)) is not None]
+    if keys and all(k.free_threaded for k in keys):
+        return "free-threaded Python only"
+    return f"Python {', '.join(pythons)} only"
 
 
 def arrived_after(since: str | None, release: str | None) -> bool:
@@ -174,16 +197,31 @@ class FeatureGroup:
     since: str | None = None
     claim: str | None = None
     source: str | None = None
+    python: tuple[str, ...] = ()  # the CPythons on which this part runs (3.15, 3.15t); empty: every one
 
     def matches(self, nodeid: str) -> bool:
         return _glob(self.match).fullmatch(nodeid) is not None
 
     def to_json(self) -> dict[str, Any]:
-        return _drop_empty({"match": self.match, "since": self.since, "claim": self.claim, "source": self.source})
+        return _drop_empty(
+            {
+                "match": self.match,
+                "since": self.since,
+                "claim": self.claim,
+                "source": self.source,
+                "python": list(self.python),
+            }
+        )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FeatureGroup:
-        return cls(match=data["match"], since=data.get("since"), claim=data.get("claim"), source=data.get("source"))
+        return cls(
+            match=data["match"],
+            since=data.get("since"),
+            claim=data.get("claim"),
+            source=data.get("source"),
+            python=tuple(data.get("python") or ()),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,6 +336,20 @@ class Column:
     runs: tuple[RunInfo, ...] = ()
     partial: bool = False  # a partial run with no complete run of its cell id to build on
     provenance: Provenance | None = None  # who vouches for it: set by a merge given a trust file
+    # The CPython the column is (3.15, 3.14t): the cell's recorded interpreter, or a placeholder's planned
+    # Python; None: "Python not recorded" (a cell from before interpreters were), never a guess.
+    python: str | None = None
+    interpreter: Interpreter | None = None  # the cell's record of it (version, ABI, free-threading, GIL)
+
+    @property
+    def python_key(self) -> PythonKey | None:
+        return python_key(self.python)
+
+    @property
+    def python_label(self) -> str:
+        """'Python 3.15', 'Python 3.14t', or 'Python not recorded'."""
+        key = self.python_key
+        return key.display if key else NOT_RECORDED
 
     @property
     def composite(self) -> bool:
@@ -344,15 +396,22 @@ class Column:
         return self.backend == "cpu" or self.variant is not None or self.environment.device == "cpu"
 
     @property
-    def release_line(self) -> tuple[str, str]:
+    def release_line(self) -> tuple[str, str, str]:
         """What the release view follows from one torch release to the next: where the tests ran.
-        ("cpu", "") for the CPU build and every CPU-only column (PyPI's CUDA builds run on a host
+        ("cpu", "", "") for the CPU build and every CPU-only column (PyPI's CUDA builds run on a host
         without a GPU), else the build family and the device, so the CUDA 13.0 build of 2.14 is
-        followed by the CUDA 13.2 build of 2.15 on the same GPU."""
+        followed by the CUDA 13.2 build of 2.15 on the same GPU. A column on another Python than its
+        build's default image's (3.15 beside 3.11) follows a line of its own: one release's two Pythons
+        are side by side, never a step from one to the other."""
+        python = self.python_key
+        from harness.registry import load_registry  # the default image's Python is a registry fact
+
+        backend = load_registry().get(self.backend)
+        other = python.label if python and backend and python != backend.base_python else ""
         if self.ran_on_cpu:
-            return ("cpu", "")
+            return ("cpu", "", other)
         variant = parse_variant(self.backend)
-        return (variant.family if variant else self.backend, self.environment.device or "")
+        return (variant.family if variant else self.backend, self.environment.device or "", other)
 
     def device_api_names(self) -> frozenset[str]:
         """The device API as full dotted names (torch.xpu.temperature)."""
@@ -374,14 +433,16 @@ class Column:
 
     @property
     def label(self) -> str:
-        """The heading with the torch build and the device, for text that names a column outside the
-        table's head: 'CUDA 13.0 build, CPU only · torch 2.14.1+cu130'. Two CPU-only columns of two
-        releases read apart."""
+        """The heading with the torch build, the Python (where the cell recorded it) and the device, for text
+        that names a column outside the table's head: 'CUDA 13.0 build, CPU only · torch 2.14.1+cu130',
+        'CPU · torch 2.15.0+cpu · Python 3.15'. Two CPU-only columns of two releases read apart."""
         parts = [self.heading]
         if self.state is ColumnState.NOT_SHIPPED:
             parts.append(f"torch {self.release_series} (not shipped)")
         elif self.torch and self.has_data:
             parts.append(f"torch {self.torch}")
+        if self.python_key:  # named where recorded; the column's head says "Python not recorded" otherwise
+            parts.append(self.python_key.display)
         device = self.environment.device
         if device and device != "cpu" and self.has_data:
             parts.append(device)
@@ -418,6 +479,8 @@ class Column:
                     "runs": [r.to_json() for r in self.runs],
                     "partial": self.partial or None,
                     "provenance": self.provenance.to_json() if self.provenance else None,
+                    "python": self.python,
+                    "interpreter": self.interpreter.to_json() if self.interpreter else None,
                 }
             ),
         }
@@ -451,6 +514,8 @@ class Column:
             runs=tuple(RunInfo.from_json(r) for r in data.get("runs") or ()),
             partial=bool(data.get("partial")),
             provenance=Provenance.from_json(data["provenance"]) if data.get("provenance") else None,
+            python=data.get("python"),
+            interpreter=Interpreter.from_json(data.get("interpreter")),
         )
 
 
@@ -495,12 +560,13 @@ class FeatureCell:
     # what ran for the feature's tests (their evidence): device, top kernels [[name, launches]], graph replays,
     # tests with evidence; None where none was recorded
     evidence: Mapping[str, Any] | None = None
+    other_python: int = 0  # tests of a part of the feature (a group) for other Pythons than the column's: not judged
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"state": self.state.value, "counts": _counts_json(self.counts)}
         if self.skips:
             data["skips"] = {k.value: v for k, v in self.skips.items()}
-        for name in ("host_tests", "measurements", "reason", "early", "overlay", "later", "evidence"):
+        for name in ("host_tests", "measurements", "reason", "early", "overlay", "later", "other_python", "evidence"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data
@@ -518,6 +584,7 @@ class FeatureCell:
             overlay=data.get("overlay", 0),
             later=data.get("later", 0),
             evidence=data.get("evidence"),
+            other_python=data.get("other_python", 0),
         )
 
 

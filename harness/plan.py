@@ -16,6 +16,12 @@ night is a column of its own (`cu130-2.16.0.dev20261130`) and the history across
 name the first bad one. A release the registry does not list is refused unless the channel is
 nightly or test (then the newest listed release's builds are planned, and a note says so).
 
+Pythons are a dimension too (`--python`): `default` (one cell per build, on its image's own interpreter:
+nobody's CI doubles by surprise), `all` (one cell per CPython the release ships wheels for, free-threaded
+included) or a list (`3.13,3.14t`: the ones each release ships; another is "not shipped", a note and no
+cell, as a build is). A cell planned for a Python names it (`python`) and carries its tag in its id
+(`cu132-cp315`), unless it is the Python of the build's default image (harness/interpreters.py).
+
 The plan is read back typed (`read_plan`): `harness merge --expect` and `harness collect --plan` get
 `PlannedCell`s, never dicts, and `harness collect` passes the plan on with each missing cell's reason.
 """
@@ -31,7 +37,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.errors import InputError, UsageError
-from harness.registry import CHANNELS, FAMILIES, Registry, Release, load_registry
+from harness.interpreters import PythonKey, id_tag, parse_python, python_key
+from harness.registry import CHANNELS, FAMILIES, Backend, Registry, Release, load_registry
 from harness.text_table import aligned
 from harness.torch_build import parse_version
 
@@ -62,12 +69,19 @@ class PlannedCell:
     channel: str = ""  # release | test | nightly: where its torch comes from ("": a hand-written plan did not say)
     index: str = ""  # the wheel index of that channel
     missing: str = ""  # why nothing arrived, as `harness collect` found it ("" in a plan from `harness plan`)
+    python: str = ""  # the CPython it is planned for (3.15, 3.14t); "": its image's own interpreter
+
+    @property
+    def python_key(self) -> PythonKey | None:
+        return python_key(self.python)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["runner_labels"] = list(self.runner_labels)
         if not self.missing:
             del data["missing"]
+        if not self.python:  # the image's own interpreter: a plan without Pythons reads as it always did
+            del data["python"]
         return data
 
     @classmethod
@@ -94,6 +108,9 @@ class PlannedCell:
         channel = values.get("channel", "")
         if channel and channel not in CHANNELS:
             raise ValueError(f"cell {data['cell_id']!r}: channel {channel!r} is not one of {', '.join(CHANNELS)}")
+        python = values.get("python", "")
+        if python and python_key(python) is None:
+            raise ValueError(f"cell {data['cell_id']!r}: python {python!r} is not a Python like 3.15 or 3.14t")
         return cls(**values)
 
 
@@ -126,10 +143,12 @@ def is_self_hosted(labels: Sequence[str]) -> bool:
     return "self-hosted" in labels or not all(_GITHUB_HOSTED_RE.match(label) for label in labels)
 
 
-def image_for(backend_id: str, torch: str = "") -> str:
-    """`torch-compat/<backend>`, tagged with the torch version when one is pinned."""
+def image_for(backend_id: str, torch: str = "", python: str = "") -> str:
+    """`torch-compat/<backend>`, tagged with the torch version when one is pinned (and the Python's tag
+    when one is planned: `:torch-2.15.0-cp315`)."""
     name = f"{IMAGE_REPOSITORY}/{backend_id}"
-    return f"{name}:torch-{torch}" if torch else name
+    tag = "-".join(p for p in (f"torch-{torch}" if torch else "", python) if p)
+    return f"{name}:{tag}" if tag else name
 
 
 def parse_torch_versions(values: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -148,13 +167,54 @@ def parse_torch_versions(values: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(versions))
 
 
-def cell_id_for(backend_id: str, torch: str, several_versions: bool) -> str:
+def cell_id_for(backend_id: str, torch: str, several_versions: bool, python: str | None = None) -> str:
     """The backend id; `<backend>-<version>` when the plan holds several versions (or the version is a
-    nightly, named by its date)."""
+    nightly, named by its date); `-<python tag>` after it for a Python other than the default image's."""
     cell_id = f"{backend_id}-{torch}" if several_versions or ".dev" in torch else backend_id
+    cell_id = f"{cell_id}-{python}" if python else cell_id
     if not _CELL_ID_RE.match(cell_id):
         raise UsageError(f"cell id {cell_id!r} is not a valid cell id (letters, digits, '.', '_', '-'; <= 128)")
     return cell_id
+
+
+DEFAULT_PYTHON: Final = "default"  # one cell per build, on its image's own interpreter
+ALL_PYTHONS: Final = "all"  # one cell per CPython the release ships
+
+
+def parse_pythons(values: str | Iterable[str] | None) -> str | tuple[PythonKey, ...]:
+    """`--python`: "default", "all", or the keys of a list (`3.13,3.14t`, repeatable), in order, without
+    repeats. A key that is no Python (3.14x) is a usage error naming the valid keys; one the registry
+    knows no release of (3.9) is a Python still: the plan says "not shipped"."""
+    texts = [values] if isinstance(values, str) else list(values or ())
+    parts = [part.strip() for text in texts for part in text.split(",") if part.strip()]
+    words = {DEFAULT_PYTHON, ALL_PYTHONS} & set(parts)
+    if words:
+        if len(parts) > 1:
+            raise UsageError(f"--python {','.join(parts)!r}: {words.pop()} stands alone (or list Pythons: 3.13,3.14t)")
+        return parts[0]
+    if not parts:
+        return DEFAULT_PYTHON
+    valid = [DEFAULT_PYTHON, ALL_PYTHONS, *(k.label for k in load_registry().pythons)]
+    return tuple(dict.fromkeys(parse_python(p, valid=valid) for p in parts))
+
+
+def _pythons_for(
+    asked: str | tuple[PythonKey, ...], release: Release, backend: Backend, version: str, notes: list[str]
+) -> list[PythonKey | None]:
+    """The Pythons of one build's cells: None (its image's own) by default, else those the release ships."""
+    if asked == DEFAULT_PYTHON:
+        return [None]
+    if asked == ALL_PYTHONS:
+        return list(release.pythons) or [None]
+    shipped: list[PythonKey | None] = []
+    for key in asked:  # type: ignore[union-attr]
+        if release.ships_python(key) is False:
+            note = f"Python {key} is not shipped for torch {release.id}: no {backend.id} cell for {version}"
+            if note not in notes:
+                notes.append(note)
+            continue
+        shipped.append(key)
+    return shipped
 
 
 @dataclass(frozen=True)
@@ -228,12 +288,17 @@ def _default_versions(registry: Registry, channel: str | None) -> tuple[str, ...
 
 
 def make_plan(
-    backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None, channel: str | None = None
+    backends: Sequence[str] | None = None,
+    torch: str | Iterable[str] | None = None,
+    channel: str | None = None,
+    python: str | Iterable[str] | None = None,
 ) -> Plan:
     """Cells for the selected variants or families (all that each release ships, when none are named)
-    x torch versions (the current release's newest patch release when none are given), each from
-    its channel's index (implied by the version, or `channel`)."""
+    x torch versions (the current release's newest patch release when none are given) x Pythons
+    (`parse_pythons`: by default one per build), each from its channel's index (implied by the
+    version, or `channel`)."""
     registry = load_registry()
+    pythons = parse_pythons(python)
     versions = parse_torch_versions(torch) or _default_versions(registry, channel)
     several = len(versions) > 1
     notes: list[str] = []
@@ -247,37 +312,44 @@ def make_plan(
             if backend is not None and not release.ships(backend.id):
                 notes.append(f"{backend.id} is not shipped for torch {release.id}: no cell for {version}")
         for backend in chosen:
-            cells.append(
-                PlannedCell(
-                    cell_id=cell_id_for(backend.id, version, several),
-                    backend=backend.id,
-                    display_name=backend.display_name,
-                    image=image_for(backend.id, version),
-                    runner_labels=backend.runner_labels,
-                    self_hosted=is_self_hosted(backend.runner_labels),
-                    accelerator=backend.accelerator,
-                    torch=version,
-                    release=release.id if registry.release_of(version) else "",
-                    status=release.status(backend.id) or "",
-                    channel=chan,
-                    index=backend.index(chan),
+            for key in _pythons_for(pythons, release, backend, version, notes):
+                tag = id_tag(key, backend.base_python)
+                cells.append(
+                    PlannedCell(
+                        cell_id=cell_id_for(backend.id, version, several, tag),
+                        backend=backend.id,
+                        display_name=backend.display_name,
+                        image=image_for(backend.id, version, key.tag if key else ""),
+                        runner_labels=backend.runner_labels,
+                        self_hosted=is_self_hosted(backend.runner_labels),
+                        accelerator=backend.accelerator,
+                        torch=version,
+                        release=release.id if registry.release_of(version) else "",
+                        status=release.status(backend.id) or "",
+                        channel=chan,
+                        index=backend.index(chan),
+                        python=key.label if key else "",
+                    )
                 )
-            )
     # Variants first, then versions: a backend's builds sit side by side, oldest release first.
     cells.sort(key=lambda c: registry.variant_order(c.backend))
     if not cells:
         raise UsageError(
-            "the plan is empty: no selected build is shipped for these torch versions",
-            hint="see `harness backends` for which builds each release ships",
+            "the plan is empty: no selected build (or Python) is shipped for these torch versions"
+            + (f" ({notes[-1]})" if notes else ""),
+            hint="see `harness backends` for which builds and Pythons each release ships",
         )
     return Plan(tuple(cells), tuple(notes))
 
 
 def plan_cells(
-    backends: Sequence[str] | None = None, torch: str | Iterable[str] | None = None, channel: str | None = None
+    backends: Sequence[str] | None = None,
+    torch: str | Iterable[str] | None = None,
+    channel: str | None = None,
+    python: str | Iterable[str] | None = None,
 ) -> list[PlannedCell]:
     """make_plan's cells."""
-    return list(make_plan(backends, torch, channel).cells)
+    return list(make_plan(backends, torch, channel, python).cells)
 
 
 def parse_runner_labels(text: str) -> dict[str, tuple[str, ...]]:
@@ -321,12 +393,13 @@ def github_matrix(cells: Sequence[PlannedCell]) -> str:
 
 
 def table(cells: Sequence[PlannedCell]) -> str:
-    headers = ("cell", "backend", "torch", "status", "channel", "image", "runner labels", "self-hosted")
+    headers = ("cell", "backend", "torch", "python", "status", "channel", "image", "runner labels", "self-hosted")
     rows = [
         (
             c.cell_id,
             c.display_name,
             c.torch or "(image default)",
+            c.python or "(image default)",
             c.status or "?",
             c.channel,
             c.image,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.interpreters import Interpreter, PythonKey
 from harness.torch_build import BUILD_KINDS, TorchFacts, build_of
 
 
@@ -63,6 +64,9 @@ class Probe:
     torch_version: str | None = None  # torch.__version__, e.g. 2.15.0+cu132
     torch_git: str | None = None
     python: str | None = None
+    # The interpreter the suites ran on (harness/interpreters.py); None: a probe from before it was
+    # recorded ("Python not recorded": the `python` version string alone is never read as one).
+    interpreter: Interpreter | None = None
     build: str | None = None  # cpu | cuda | rocm | xpu
     backend: str | None = None  # the backend id the suites applied (COMPAT_BACKEND or derived)
     variant: str | None = None  # the build variant the probe derived (cu132, rocm7.14, ...)
@@ -96,6 +100,11 @@ class Probe:
         return TorchFacts(version=self.torch_version or "", build=build, cuda=self.cuda, hip=self.hip, xpu=self.xpu)
 
     @property
+    def python_key(self) -> PythonKey | None:
+        """The column's Python (3.15, 3.14t), from the recorded interpreter only."""
+        return self.interpreter.key if self.interpreter else None
+
+    @property
     def device(self) -> Device | None:
         return self.devices[0] if self.devices else None
 
@@ -126,6 +135,7 @@ class Probe:
             torch_version=version,
             torch_git=_text(torch.get("git_version")),
             python=_text(data.get("python")),
+            interpreter=Interpreter.from_json(data.get("interpreter")),
             build=_text(data.get("build")),
             backend=_text(data.get("backend")),
             variant=_text(data.get("variant")),

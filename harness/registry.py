@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 from harness.errors import RegistryError
+from harness.interpreters import PythonKey, base_python, python_key
 from harness.probe import Probe
 from harness.torch_build import Expected, TorchFacts, parse_variant, parse_version
 
@@ -73,6 +74,12 @@ class Backend:
     def needs_device(self) -> bool:
         return bool(self.accelerator)
 
+    @property
+    def base_python(self) -> PythonKey | None:
+        """The Python of its default image (its base image's python3): a cell on it keeps an id without a
+        Python tag (harness/interpreters.py)."""
+        return base_python(self.base_image)
+
     def index(self, channel: str = "release") -> str:
         """The wheel index of a channel: /whl/cu130, /whl/test/cu130, /whl/nightly/cu130 (a mirror
         laid out as download.pytorch.org gets the same folders)."""
@@ -115,9 +122,18 @@ class Release:
         """A final release exists (on PyPI and the release channel), not only candidates."""
         return self.channel == "release"
 
-    def ships_python(self, python: str) -> bool | None:
+    def ships_python(self, python: str | PythonKey) -> bool | None:
         """Whether it has wheels for CPython `python` (3.10, 3.14t); None when the file does not say."""
-        return python in self.python if self.python else None
+        return str(python) in self.python if self.python else None
+
+    @property
+    def pythons(self) -> tuple[PythonKey, ...]:
+        """The CPythons it ships wheels for, as keys, in the file's order."""
+        return tuple(key for text in self.python if (key := python_key(text)) is not None)
+
+    def compiles_on(self, python: PythonKey) -> bool:
+        """Whether its torch.compile admits this Python (no_compile_python lists the ones it refuses)."""
+        return python.label not in self.no_compile_python
 
     def archs_of(self, backend: Backend) -> tuple[str, ...]:
         """The GPU architectures a variant's wheels of this release are compiled for: the variant's list
@@ -222,6 +238,12 @@ class Registry:
         return "release"
 
     @property
+    def pythons(self) -> tuple[PythonKey, ...]:
+        """Every CPython some listed release ships, oldest first, the free-threaded ones after the others."""
+        keys = {key for release in self.releases.values() for key in release.pythons}
+        return tuple(sorted(keys, key=lambda k: (k.free_threaded, k.major, k.minor)))
+
+    @property
     def final_releases(self) -> list[Release]:
         """The releases that have a final release, oldest first."""
         return [r for r in self.releases.values() if r.final]
@@ -289,7 +311,6 @@ _RELEASE_KEYS: Final = frozenset(
      "sources", "unverified", *STATUSES}
 )  # fmt: skip
 _DATE_RE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_PYTHON_RE: Final = re.compile(r"^3\.\d+t?$")
 _TOP_KEYS: Final = frozenset({"schema", "current", "families", "variants", "releases", "host_libraries"})
 
 
@@ -407,7 +428,7 @@ def _parse_releases(data: Any, variants: Mapping[str, Backend]) -> dict[str, Rel
             _check_list(where, name, table.get(name, []))
         dates = _release_dates(where, table)
         pythons = [p for name in ("python", "no_compile_python") for p in table.get(name, [])]
-        if not all(_PYTHON_RE.match(p) for p in pythons):
+        if any((key := python_key(p)) is None or key.label != p for p in pythons):
             raise RegistryError(f"{where}: python versions are written 3.11 or 3.14t (free-threaded)")
         min_arch = table.get("cuda_min_arch", {})
         if not isinstance(min_arch, dict) or not all(

@@ -15,7 +15,7 @@ import pytest
 from harness.cell import FeatureInfo
 from harness.errors import UsageError
 from harness.matrix_json import load_matrix, write_matrix
-from harness.model import VERDICT_STATES, Feature, FeatureGroup, Matrix, arrived_after
+from harness.model import SCHEMA_VERSION, VERDICT_STATES, Feature, FeatureGroup, Matrix, arrived_after
 from harness.outcomes import GOOD, Rollup
 from harness.publish.render.badge import column_badge
 from harness.publish.render.html import page_data
@@ -37,7 +37,8 @@ def test_no_feature_is_judged_on_a_build_that_cannot_have_it() -> None:
             assert cell is not None
             too_early = arrived_after(feature.since, _release(column.torch))
             other_family = bool(feature.devices) and column.family not in feature.devices
-            if too_early or other_family:
+            other_python = bool(feature.python) and column.python is not None and column.python not in feature.python
+            if too_early or other_family or other_python:
                 checked += 1
                 assert cell.state is Rollup.NOT_IN_RELEASE, (feature.id, column.id, cell.state)
                 assert cell.reason, (feature.id, column.id)
@@ -48,7 +49,7 @@ def test_no_feature_is_judged_on_a_build_that_cannot_have_it() -> None:
 
 def test_the_rows_the_issue_named_are_not_in_the_release() -> None:
     matrix = releases_matrix()
-    cpu, cu130, cu132 = (c.id for c in matrix.columns)
+    cpu, cu130, cu132, _ = (c.id for c in matrix.columns)
     for fid in ("xpu_memory_tracking", "scaled_mm_mx", "rocm_builds", "mps_streams"):
         cell = matrix.cell(fid, cpu)
         assert cell.state is Rollup.NOT_IN_RELEASE, fid
@@ -86,7 +87,7 @@ def test_a_test_that_passes_before_the_release_is_a_note_not_a_verdict() -> None
 
 def test_a_group_of_a_later_release_does_not_judge_the_row() -> None:
     matrix = releases_matrix()
-    cpu, cu130, _ = (c.id for c in matrix.columns)
+    cpu, cu130, _, _ = (c.id for c in matrix.columns)
     feature = matrix.feature("graph_capture")
     assert feature.groups and all(g.since == "2.14" for g in feature.groups)
     late = [
@@ -134,7 +135,7 @@ def test_the_summary_page_and_badges_say_not_in_this_release() -> None:
     page = page_data(matrix)
     assert page["states"]["not-in-release"]["meaning"]
     rocm = next(f for f in page["features"] if f["id"] == "rocm_builds")
-    assert [c["state"] for c in rocm["cells"]] == ["not-in-release"] * 3
+    assert [c["state"] for c in rocm["cells"]] == ["not-in-release"] * 4
     assert "not in this release" in column_badge(matrix.columns[0])
 
 
@@ -151,7 +152,7 @@ def test_matrix_json_round_trips_and_the_previous_schema_still_reads(tmp_path: P
     path = tmp_path / "matrix.json"
     write_matrix(matrix, path)
     again = load_matrix(path)
-    assert again.schema_version == "1.3"
+    assert again.schema_version == SCHEMA_VERSION
     assert again.cell("rocm_builds", again.columns[0].id).reason == "arrived in 2.14"
     assert again.feature("rocm_builds").devices == ("rocm",)
     # a 1.2 matrix (before this outcome existed) is read as it was
@@ -184,9 +185,11 @@ def test_the_merge_without_a_features_file_uses_what_the_cells_recorded() -> Non
     from tests.committed import cell_dirs
 
     recorded: Matrix = merge_cell_dirs(cell_dirs(), jobs=1)
-    # the committed cells recorded `since` (so rows of later releases are not in 2.13) but no devices
+    # the committed cells recorded `since` (so rows of later releases are not in 2.13); the older ones no
+    # devices, the 2.15 cells (made later) the devices of today's rows: the newest statement of a row wins
     assert recorded.cell("scaled_mm_mx", recorded.columns[0].id).state is Rollup.NOT_IN_RELEASE
-    assert recorded.cell("rocm_builds", recorded.columns[2].id).state is Rollup.UNSUPPORTED
+    assert recorded.feature("rocm_builds").devices == ("rocm",)
+    assert {recorded.cell("rocm_builds", c.id).reason for c in recorded.columns[1:]} == {"ROCm builds only"}
 
 
 def test_diff_releases_marks_an_arrival_not_a_fix() -> None:

@@ -30,6 +30,7 @@ from tests.publishing_cells import REGRESSED, real_cells
 
 CELLS = Path(__file__).resolve().parent / "data" / "cells"
 CPU, CU130, CU132 = "cpu-2.13.0", "cu130-2.14.1-cpu-only", "cu132-2.15.0-cpu-only"
+CU132_PY315 = "cu132-2.15.0-cp315-cpu-only"  # the same build on Python 3.15 (Debian forky's, in an image)
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +39,12 @@ def matrix() -> Matrix:
 
 
 def test_three_releases_are_three_columns_in_build_order(matrix: Matrix) -> None:
-    assert [c.id for c in matrix.columns] == [CPU, CU130, CU132]
-    assert [c.torch for c in matrix.columns] == ["2.13.0+cpu", "2.14.1+cu130", "2.15.0+cu132"]
-    assert [c.backend for c in matrix.columns] == ["cpu", "cu130", "cu132"]
-    assert {c.release_line for c in matrix.columns} == {("cpu", "")}, "all three ran on the CPU"
+    assert [c.id for c in matrix.columns] == [CPU, CU130, CU132, CU132_PY315]
+    assert [c.torch for c in matrix.columns] == ["2.13.0+cpu", "2.14.1+cu130", "2.15.0+cu132", "2.15.0+cu132"]
+    assert [c.backend for c in matrix.columns] == ["cpu", "cu130", "cu132", "cu132"]
+    assert [c.python for c in matrix.columns] == [None, None, "3.11", "3.15"], "older cells: not recorded"
+    lines = [c.release_line for c in matrix.columns]
+    assert lines == [("cpu", "", "")] * 3 + [("cpu", "", "3.15")], "all ran on the CPU; 3.15 is a line of its own"
 
 
 def test_a_cuda_build_without_a_gpu_is_a_cpu_only_column_apart_from_the_backend(matrix: Matrix) -> None:
@@ -74,15 +77,18 @@ def test_column_heads_name_the_build_in_summary_page_and_badges(matrix: Matrix) 
     assert "CUDA 13.0 build, CPU only<br>`cu130-2.14.1-cpu-only`<br>torch 2.14.1+cu130" in summary
     assert "no CUDA 13.0 device on this host" in summary
     columns = page_data(matrix)["columns"]
-    assert [(c["name"], c["torch"], c["variant"]) for c in columns] == [
-        ("CPU", "2.13.0+cpu", None),
-        ("CUDA 13.0 build, CPU only", "2.14.1+cu130", "cpu-only"),
-        ("CUDA 13.2 build, CPU only", "2.15.0+cu132", "cpu-only"),
+    assert [(c["name"], c["torch"], c["variant"], c["python"]) for c in columns] == [
+        ("CPU", "2.13.0+cpu", None, "Python not recorded"),
+        ("CUDA 13.0 build, CPU only", "2.14.1+cu130", "cpu-only", "Python not recorded"),
+        ("CUDA 13.2 build, CPU only", "2.15.0+cu132", "cpu-only", "Python 3.11"),
+        ("CUDA 13.2 build, CPU only", "2.15.0+cu132", "cpu-only", "Python 3.15"),
     ]
+    assert "torch 2.15.0+cu132<br>Python 3.15" in summary and "torch 2.13.0+cpu<br>Python not recorded" in summary
     # Two CPU-only columns of two builds read apart in every text output, not only in the head.
     assert "**CUDA 13.0 build, CPU only · torch 2.14.1+cu130**" in summary
-    assert "**CUDA 13.2 build, CPU only · torch 2.15.0+cu132**" in summary
+    assert "**CUDA 13.2 build, CPU only · torch 2.15.0+cu132 · Python 3.11**" in summary
     assert "torch 2.14.1+cu130" in badges(matrix)[f"{CU130}.svg"]
+    assert "torch 2.15.0+cu132 · Python 3.15" in badges(matrix)[f"{CU132_PY315}.svg"]
 
 
 def test_each_column_carries_the_command_that_reruns_it(matrix: Matrix) -> None:
@@ -105,7 +111,7 @@ def test_release_view_follows_the_cpu_line_through_three_releases(matrix: Matrix
     assert report.columns_added == report.columns_removed == []
     releases = page_data(matrix)["releases"]
     # One release line: every column ran on the CPU (the CPU build, and the CUDA builds without a GPU).
-    assert [(r["line"], r["cols"]) for r in releases] == [(["cpu", ""], [0, 1, 2])]
+    assert [(r["line"], r["cols"]) for r in releases] == [(["cpu", "", ""], [0, 1, 2])]
     assert [(step["a"], step["b"]) for step in releases[0]["steps"]] == [(0, 1), (1, 2)]
 
 

@@ -34,3 +34,23 @@ def backend_selector(text: str) -> str:
         return load_registry().backend(text).id
     except RegistryError as err:
         raise _unknown_backend(text, err) from None
+
+
+PYTHON_HELP = "a CPython like 3.15, or 3.14t (free-threaded)"
+
+
+def python_version(text: str) -> str:
+    """--python 3.15 of an image or a cell: a CPython key (3.14t: free-threaded); a typo names the valid keys."""
+    from harness.errors import UsageError
+    from harness.interpreters import parse_python
+
+    try:
+        return parse_python(text, valid=[k.label for k in load_registry().pythons], what="").label
+    except UsageError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def python_or_path(text: str) -> str:
+    """--python of `harness run`: a CPython key (3.15: natively python3.15 on PATH, in a container the
+    image's), or, natively, the path of an interpreter. A word that starts with a digit is a key."""
+    return python_version(text) if text[:1].isdigit() else text

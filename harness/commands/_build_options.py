@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from harness.images import recipes
+from harness.interpreters import python_key
 from harness.registry import CHANNELS, Backend
 
 CHANNEL_HELP = (
@@ -23,6 +24,13 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "--image-python",
         dest="image_python",
         help=f"interpreter package in the image (default python3; env {recipes.ENV_PYTHON})",
+    )
+    group.add_argument(
+        "--python-source",
+        choices=recipes.PYTHON_SOURCES,
+        help="where the image's Python comes from: system (the base image or its distribution's packages: Debian "
+        "forky's python3.13-3.15, an official python:3.X image) or uv (a managed CPython, free-threaded included; "
+        f"needs the network); default: uv for a free-threaded Python, else system (env {recipes.ENV_PYTHON_SOURCE})",
     )
     group.add_argument(
         "--torch", help=f"torch version or requirement (default {recipes.DEFAULT_TORCH}; env {recipes.ENV_TORCH})"
@@ -51,10 +59,13 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def spec_from_args(args: argparse.Namespace, backend_id: str | Backend) -> recipes.BuildSpec:
+    """The build spec of the options; `--python` (a key such as 3.15, never a path here) is the image's CPython."""
     return recipes.build_spec(
         backend_id,
         base_image=args.base_image,
         python=args.image_python,
+        interpreter=python_key(getattr(args, "python", None)),
+        python_source=args.python_source,
         torch=args.torch,
         index_url=args.index_url,
         package_index_url=args.package_index_url,

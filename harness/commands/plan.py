@@ -1,8 +1,9 @@
 """`harness plan`: the cells to run, from the registry (GitHub Actions matrix or a table).
 
 The GitHub Actions matrix (`{"include": [...]}`) derived from the registry; several torch versions
-make a cell per backend and version (`cu130-2.14.1`). `--channel` (or the version: .devYYYYMMDD is a
-nightly) picks the release, test or nightly index of every cell.
+make a cell per backend and version (`cu130-2.14.1`); `--python` a cell per CPython (`cu132-cp315`).
+`--channel` (or the version: .devYYYYMMDD is a nightly) picks the release, test or nightly index of
+every cell.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "release's newest version)",
     )
     parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="PYTHONS",
+        help="the CPythons of each build: default (one cell per build, on its image's own interpreter), all (every "
+        "one the release ships wheels for, free-threaded included) or a list, e.g. 3.13,3.14t (one the release does "
+        "not ship is 'not shipped': no cell); a cell on another Python than the default image's carries its tag in "
+        "its id (cu132-cp315)",
+    )
+    parser.add_argument(
         "--channel",
         choices=CHANNELS,
         help="where torch comes from: release (/whl/<variant>), test (release candidates, /whl/test/<variant>) or "
@@ -52,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    plan = make_plan(args.backend, args.torch, args.channel)
+    plan = make_plan(args.backend, args.torch, args.channel, args.python)
     cells = relabel(plan.cells, parse_runner_labels(args.runner_labels))
     for note in plan.notes:
         print(f"harness plan: {note}", file=sys.stderr)

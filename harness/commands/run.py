@@ -18,16 +18,18 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
 from harness import outputs
 from harness.cell import CellStatus
-from harness.commands._args import BACKEND_HELP, backend_id
+from harness.commands._args import BACKEND_HELP, PYTHON_HELP, backend_id, python_or_path
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.host.doctor import make_report
 from harness.host.facts import detect_host, root_from_env
+from harness.interpreters import PythonKey, python_key
 from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import CellRun, cell_dirs, older_no_data
@@ -57,7 +59,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cell-id",
         help="column id (default: <backend>-<torch build>[-cpu-only]-<host>); re-runs with the same id replace it",
     )
-    parser.add_argument("--python", help="interpreter with torch for native runs (default: this one)")
+    parser.add_argument(
+        "--python",
+        type=python_or_path,
+        help=f"the cell's Python: {PYTHON_HELP} (natively python3.15 on PATH; in a container the image's, built "
+        "for it), proven by the cell or it is NO DATA; or, natively, the path of an interpreter with torch "
+        "(default: this one)",
+    )
     parser.add_argument("--workers", default="auto", help="pytest-xdist workers: N or auto (one per device)")
     parser.add_argument("--test-timeout", type=float, default=300.0, help="seconds per test (default 300)")
     parser.add_argument("--cell-timeout", type=float, default=3600.0, help="seconds for the whole cell (default 3600)")
@@ -75,8 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     device.add_argument(
         "--cpu-only",
         action="store_true",
-        help="natively: run a CUDA/ROCm/XPU build's suites on the CPU when its device is missing, as a column "
-        "of its own (the default when --backend is not given)",
+        help="run a CUDA/ROCm/XPU build's suites on the CPU when its device is missing, as a column of its own "
+        "(natively the default when --backend is not given; in a container: its image, run with no device at all)",
     )
     device.add_argument(
         "--require-device",
@@ -100,12 +108,20 @@ def options_from(args: argparse.Namespace) -> RunOptions:
     if args.markexpr:
         extra += ["-m", args.markexpr]
     extra += shlex.split(args.pytest_args)
+    key = python_key(args.python)
+    containerized = args.container or (args.backend is not None and not args.native)
+    if args.python and key is None and containerized:
+        raise UsageError(
+            f"--python {args.python} names an interpreter on this host; a container's Python is a version",
+            hint="pass --python 3.15 (the image is built for it), or add --native",
+        )
     return RunOptions(
         suites_dir=args.suites,
         results_dir=args.results_dir,
         backend=args.backend,
         cell_id=args.cell_id,
-        python=args.python,
+        python=native_interpreter(key) if key and not containerized else None if key else args.python,
+        python_key=key,
         workers=args.workers,
         test_timeout=args.test_timeout,
         cell_timeout=args.cell_timeout,
@@ -116,6 +132,18 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         features_file=args.features,
         channel=args.channel,
     )
+
+
+def native_interpreter(key: PythonKey) -> str:
+    """The program of a CPython key on PATH (python3.15, python3.14t), as uv finds one; one line when missing."""
+    found = shutil.which(key.program)
+    if found is None:
+        raise InfrastructureError(
+            f"no {key.program} on PATH: this host cannot run a {key.display} cell natively; nothing ran",
+            hint=f"install it (Debian forky: apt-get install {key.program} {key.program}-venv; or `uv python "
+            f"install {key.label}`) with torch, or pass its path: --python /path/to/{key.program}",
+        )
+    return found
 
 
 def launch(args: argparse.Namespace, opts: RunOptions) -> CellOutcome:
@@ -169,8 +197,6 @@ def stale_line(stale: list[CellRun], results_dir: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     opts = options_from(args)
-    if args.cpu_only and (args.container or (args.backend is not None and not args.native)):
-        raise UsageError("--cpu-only runs natively: a container never runs without its device", hint="add --native")
     outcome = launch(args, opts)
     out_dir = opts.results_dir
     # The workstation loop: matrix.json holds every cell under results/ (the newest run of each

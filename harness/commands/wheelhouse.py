@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.commands._args import BACKEND_HELP, backend_id
+from harness.commands._args import BACKEND_HELP, backend_id, python_version
 from harness.commands._build_options import CHANNEL_HELP
 from harness.images import recipes, wheelhouse
 from harness.registry import CHANNELS
@@ -27,7 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index-url", help="torch wheel index (default: the registry's of the channel, or a mirror)")
     parser.add_argument("--package-index-url", help=f"index for everything else (default {wheelhouse.PYPI})")
     parser.add_argument("--base-image", help="the image's base, to know its Python and glibc (default: the registry's)")
-    parser.add_argument("--python-version", help="the image's Python, e.g. 3.11 (default: from the base image)")
+    parser.add_argument(
+        "--python",
+        "--python-version",
+        dest="python_version",
+        type=python_version,
+        help="the image's Python, e.g. 3.11, 3.15 or 3.14t (free-threaded: cp314t wheels); default: the base image's",
+    )
     parser.add_argument("--glibc", help="the image's glibc, e.g. 2.36 (default: from the base image)")
 
 

@@ -10,6 +10,7 @@ when torch is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -106,9 +107,20 @@ class Report:
     statuses: Mapping[str, Mapping[str, str]]  # release -> variant -> stable | experimental | legacy
     recommendation: Recommendation
     notes: tuple[str, ...] = ()  # what the asked release cannot do here: this Python, this GPU generation
+    pythons: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # release -> CPythons shipped
+    python_version: str = ""  # the running interpreter's key (3.11, 3.14t); "" when unknown
+
+    def python_verdicts(self) -> dict[str, bool | None]:
+        """release -> whether it ships the running interpreter (None: the registry does not say)."""
+        return {
+            rid: (self.python_version in shipped if shipped else None) if self.python_version else None
+            for rid, shipped in self.pythons.items()
+        }
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "python_version": self.python_version,
+            "pythons": {rid: list(shipped) for rid, shipped in self.pythons.items()},
             "host": self.host.to_dict(),
             "torch": self.torch.to_dict() if self.torch else None,
             "torch_verdict": self.torch_verdict.to_dict() if self.torch_verdict else None,
@@ -564,6 +576,8 @@ def make_report(
         statuses={rid: dict(rel.builds) for rid, rel in registry.releases.items()},
         recommendation=recommend(registry, host, release, verdicts, python=python, version=version),
         notes=tuple(dict.fromkeys(notes)),
+        pythons={rid: rel.python for rid, rel in registry.releases.items()},
+        python_version=python_version,
     )
 
 

@@ -57,13 +57,28 @@ def _release_lines(report: Report) -> list[str]:
 def _matrix_lines(report: Report) -> list[str]:
     variants = list(dict.fromkeys(v for verdicts in report.verdicts.values() for v in verdicts))
     variants.sort(key=load_registry().variant_order)
-    rows = [("RELEASE", *variants)]
+    rows = [("RELEASE", "PYTHONS", *variants)]
     registry = load_registry()
     for rid, verdicts in report.verdicts.items():
         release = registry.releases.get(rid)
         label = rid if release is None or release.final else f"{rid} (test)"
-        rows.append((label, *(MARK[verdicts[v].fit] if v in verdicts else "-" for v in variants)))
-    return ["Every listed release (runs / no / ? unchecked / - not shipped)", *aligned(rows, indent="  ")]
+        pythons = ",".join(report.pythons.get(rid, ())) or "?"
+        rows.append((label, pythons, *(MARK[verdicts[v].fit] if v in verdicts else "-" for v in variants)))
+    lines = ["Every listed release (runs / no / ? unchecked / - not shipped)", *aligned(rows, indent="  ")]
+    return lines + _python_lines(report)
+
+
+def _python_lines(report: Report) -> list[str]:
+    """Which releases ship the running interpreter, and which do not (a cell on it could not install them)."""
+    if not report.python_version:
+        return []
+    found = report.python_verdicts()
+    ships = [rid for rid, ok in found.items() if ok]
+    not_shipped = [rid for rid, ok in found.items() if ok is False]
+    line = f"  this interpreter, Python {report.python_version}: shipped by {', '.join(ships) or 'no listed release'}"
+    if not_shipped:
+        line += f"; not shipped by {', '.join(not_shipped)} (no wheel for it: a cell on it is 'not shipped')"
+    return [line]
 
 
 def _recommendation_lines(report: Report) -> list[str]:

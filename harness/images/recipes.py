@@ -27,6 +27,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from harness.errors import UsageError
+from harness.interpreters import PythonKey, base_python, parse_python
 from harness.registry import Backend, get_backend, host_libraries, load_registry
 
 REPO_DIR: Final = Path(__file__).resolve().parents[2]
@@ -40,6 +41,7 @@ VERIFIER_FILES: Final = {
     "library_check.py": HARNESS_DIR / "images" / "library_check.py",
 }
 INSTALL_SCRIPT: Final = "install-venv.sh"
+PYTHON_SCRIPT: Final = "install-python.sh"  # the interpreter, with venv and headers (system or uv-managed)
 HOST_LIBRARIES_FILE: Final = "host-libraries.json"
 COMMON_DOCKERFILE: Final = "Dockerfile"
 IMAGE_REPO: Final = "torch-compat"
@@ -47,6 +49,9 @@ IMAGE_REPO: Final = "torch-compat"
 # a variant the current release does not ship defaults to the newest release that ships it).
 DEFAULT_TORCH: Final = f"torch=={load_registry().current.latest}"
 DEFAULT_PYTHON: Final = "python3"
+# Where an image's interpreter comes from: the base image or its distribution's packages (Debian forky's
+# python3.13-3.15, an official python:3.X image), or uv (a managed CPython; free-threaded builds included).
+PYTHON_SOURCES: Final = ("system", "uv")
 DEFAULT_UID: Final = 1000
 # numpy: torch warns on every import without it, and the suites compare against it.
 TEST_PACKAGES: Final = ("pytest", "pytest-xdist", "numpy")
@@ -69,6 +74,8 @@ ENV_BASE_IMAGE: Final = "HARNESS_BASE_IMAGE"
 ENV_WHEELHOUSE: Final = "HARNESS_WHEELHOUSE"
 ENV_TORCH: Final = "HARNESS_TORCH"
 ENV_PYTHON: Final = "HARNESS_PYTHON"
+ENV_PYTHON_VERSION: Final = "HARNESS_PYTHON_VERSION"
+ENV_PYTHON_SOURCE: Final = "HARNESS_PYTHON_SOURCE"
 ENV_INDEX_URL: Final = "HARNESS_TORCH_INDEX_URL"
 ENV_PACKAGE_INDEX_URL: Final = "HARNESS_PACKAGE_INDEX_URL"
 ENV_CA_BUNDLE: Final = "HARNESS_CA_BUNDLE"
@@ -83,7 +90,10 @@ class BuildSpec:
 
     backend: Backend
     base_image: str
-    python: str = DEFAULT_PYTHON
+    python: str = DEFAULT_PYTHON  # the interpreter program (python3, python3.15, python3.14t)
+    # The CPython the image is built for (3.15, 3.14t): the verifier proves it; None: the base's python3.
+    interpreter: PythonKey | None = None
+    python_source: str = "system"  # system | uv (PYTHON_SOURCES)
     torch: str = DEFAULT_TORCH
     index_url: str
     package_index_url: str = ""
@@ -177,11 +187,33 @@ def _ca_bundle(path: str | Path | None) -> Path | None:
     return bundle.resolve()
 
 
+def image_python(
+    backend: Backend, interpreter: PythonKey | None, base_image: str | None, source: str | None
+) -> tuple[str | None, str]:
+    """(base image, interpreter source) for a Python: its own base when that is its Python or one was given;
+    for another Python on a Debian bookworm base the official python:3.X-slim-bookworm image (the same
+    Debian); a free-threaded one, or one for a base of another distribution (Ubuntu, whose layers need
+    its repositories), from uv."""
+    if source is not None and source not in PYTHON_SOURCES:
+        raise UsageError(f"--python-source {source!r} is not one of {', '.join(PYTHON_SOURCES)}")
+    if interpreter is None:
+        return base_image, source or "system"
+    if source is None:
+        source = "uv" if interpreter.free_threaded else "system"
+    if base_image or source == "uv" or base_python(backend.base_image) == interpreter:
+        return base_image, source
+    if "bookworm" in backend.base_image:
+        return f"python:{interpreter.version}-slim-bookworm", source
+    return None, "uv"
+
+
 def build_spec(
     backend_id: str | Backend,
     *,
     base_image: str | None = None,
     python: str | None = None,
+    interpreter: PythonKey | str | None = None,
+    python_source: str | None = None,
     torch: str | None = None,
     index_url: str | None = None,
     package_index_url: str | None = None,
@@ -195,6 +227,12 @@ def build_spec(
     The torch index is the channel's (release, test or nightly; by default what the version implies)."""
     env = os.environ if env is None else env
     backend = backend_id if isinstance(backend_id, Backend) else get_backend(backend_id)
+    key = interpreter or env.get(ENV_PYTHON_VERSION) or None
+    if isinstance(key, str):
+        key = parse_python(key, valid=[k.label for k in load_registry().pythons])
+    base, source = image_python(
+        backend, key, base_image or env.get(ENV_BASE_IMAGE), python_source or env.get(ENV_PYTHON_SOURCE)
+    )
     folder = _wheelhouse(wheelhouse or env.get(ENV_WHEELHOUSE))
     torch = torch or env.get(ENV_TORCH) or (wheelhouse_torch(folder) if folder else None)
     if torch:
@@ -204,10 +242,12 @@ def build_spec(
     channel = torch_channel(torch, channel)
     index = index_url or env.get(ENV_INDEX_URL) or backend.index(channel)
     package_index = package_index_url or env.get(ENV_PACKAGE_INDEX_URL) or ""
-    return BuildSpec(
+    spec = BuildSpec(
         backend=backend,
-        base_image=base_image or env.get(ENV_BASE_IMAGE) or backend.base_image,
-        python=python or env.get(ENV_PYTHON) or DEFAULT_PYTHON,
+        base_image=base or backend.base_image,
+        python=python or env.get(ENV_PYTHON) or (key.program if key else DEFAULT_PYTHON),
+        interpreter=key,
+        python_source=source,
         torch=torch,
         index_url=_no_credentials(index, "torch index"),
         package_index_url=_no_credentials(package_index, "package index") if package_index else "",
@@ -215,6 +255,33 @@ def build_spec(
         ca_bundle=_ca_bundle(ca_bundle or env.get(ENV_CA_BUNDLE)),
         network=network or env.get(ENV_BUILD_NETWORK) or None,
     )
+    _refuse_other_abi(spec)
+    return spec
+
+
+def _refuse_other_abi(spec: BuildSpec) -> None:
+    """A wheelhouse whose torch wheels are all for another CPython than the image's is refused with one
+    line before anything is built (pip would only say "no matching distribution", minutes later)."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    python = spec.interpreter  # only a Python asked for: a base image's name may not tell its Python
+    if spec.wheelhouse is None or python is None:
+        return
+    wheels: dict[str, set[str]] = {}
+    for wheel in spec.wheelhouse.glob("torch-*.whl"):
+        try:
+            tags = parse_wheel_filename(wheel.name)[3]
+        except InvalidWheelFilename:
+            continue
+        wheels[wheel.name] = {tag.abi for tag in tags}
+    if wheels and not any(python.tag in abis for abis in wheels.values()):
+        names = ", ".join(sorted(wheels))
+        raise UsageError(
+            f"wheelhouse {spec.wheelhouse} holds {names}: a wheel for another ABI than the image's Python "
+            f"{python.label} ({python.tag})",
+            hint=f"make it for that Python: harness wheelhouse --backend {spec.backend.id} --python {python.label} "
+            f"-o DIR",
+        )
 
 
 def _pinned_version(torch: str) -> str | None:
@@ -286,7 +353,11 @@ def context_files(spec: BuildSpec) -> dict[str, Path]:
     common = DOCKERFILES_DIR / COMMON_DOCKERFILE
     if not common.is_file():
         raise UsageError(f"{common} not found", hint="run from a checkout of the harness, or set HARNESS_DOCKERFILES")
-    files = {COMMON_DOCKERFILE: common, INSTALL_SCRIPT: DOCKERFILES_DIR / INSTALL_SCRIPT}
+    files = {
+        COMMON_DOCKERFILE: common,
+        INSTALL_SCRIPT: DOCKERFILES_DIR / INSTALL_SCRIPT,
+        PYTHON_SCRIPT: DOCKERFILES_DIR / PYTHON_SCRIPT,
+    }
     files.update(VERIFIER_FILES)
     layer = layer_dockerfile(spec.backend)
     if layer:
@@ -329,6 +400,8 @@ def common_buildargs(spec: BuildSpec) -> dict[str, str]:
     return {
         "BASE_IMAGE": spec.base_image,
         "PYTHON": spec.python,
+        "PYTHON_SOURCE": spec.python_source,
+        "PYTHON_VERSION": spec.interpreter.label if spec.interpreter else "",
         "TORCH_SPEC": spec.requirement,
         # an index only where torch comes from one (the label must not name an index a wheelhouse replaced)
         "TORCH_INDEX_URL": "" if spec.wheelhouse else spec.index_url,
@@ -341,6 +414,7 @@ def common_buildargs(spec: BuildSpec) -> dict[str, str]:
         "EXPECT_BUILD": backend.build,
         "EXPECT_RUNTIME": backend.runtime_version,
         "EXPECT_VERSION": version,
+        "EXPECT_PYTHON": spec.interpreter.label if spec.interpreter else "",
         "EXPECT_TOOLS": " ".join(image_tools(backend)),
         "TORCH_VERSION": f"{version}+{backend.local_tag}" if version and backend.local_tag else version,
     }
@@ -448,6 +522,7 @@ def plan_facts(plan: BuildPlan) -> dict[str, Any]:
         "tag": plan.tag,
         "backend": backend.id,
         "base_image": spec.base_image,
+        "python": f"{spec.interpreter.label if spec.interpreter else spec.python} ({spec.python_source})",
         "torch": spec.requirement,
         "torch_source": torch_source(spec),
         "runtime_source": backend.runtime_source,
@@ -476,6 +551,7 @@ def render_plan(plan: BuildPlan) -> list[str]:
     lines = [
         f"image {plan.tag} (nothing built: --dry-run)",
         f"  base image     {facts['base_image']}",
+        f"  python         {facts['python']}",
         f"  torch          {facts['torch']} from {facts['torch_source']}",
         f"  dockerfiles    {', '.join(facts['dockerfiles'])}",
         f"  runtime from   {facts['runtime_source'] or 'n/a'}",

@@ -61,6 +61,53 @@ def torch_facts() -> tuple[torch_build.TorchFacts | None, str]:
     return torch_build.TorchFacts(version=str(data["version"]), build=str(data["build"]), **fields), ""
 
 
+def interpreter() -> dict[str, Any]:
+    """This interpreter as the suites' probe records it: version, implementation, ABI tag, free-threaded."""
+    free = sysconfig.get_config_var("Py_GIL_DISABLED") == 1
+    major, minor = sys.version_info[:2]
+    return {
+        "version": ".".join(map(str, sys.version_info[:3])),
+        "implementation": sys.implementation.name,
+        "abi": f"cp{major}{minor}{'t' if free else ''}",
+        "free_threaded": free,
+        "key": f"{major}.{minor}{'t' if free else ''}",
+    }
+
+
+def wheel_tags(distribution: str = "torch") -> list[str]:
+    """The tags of the installed wheel (its dist-info WHEEL file): cp315-cp315-manylinux_2_28_x86_64."""
+    from importlib import metadata
+
+    try:
+        text = metadata.distribution(distribution).read_text("WHEEL") or ""
+    except metadata.PackageNotFoundError:
+        return []
+    return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Tag:")]
+
+
+def gil_after_torch() -> bool | None:
+    """On a free-threaded interpreter: whether the GIL is enabled after `import torch` (in a child)."""
+    child = "import sys, torch; print(int(sys._is_gil_enabled()))"
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=FACTS_TIMEOUT)
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] == "1" if done.returncode == 0 and lines else None
+
+
+def interpreter_problems(expected: str, running: dict[str, Any], tags: list[str]) -> list[str]:
+    """Why this image is not the CPython it was built for (`expected`: 3.15, 3.14t; "" = any), and a torch
+    wheel of another ABI than its interpreter's, each one line."""
+    problems: list[str] = []
+    name = f"CPython {running['version']} ({running['abi']})"
+    if running["implementation"] != "cpython":
+        problems.append(f"the image's interpreter is {running['implementation']}, not CPython")
+    elif expected and running["key"] != expected:
+        problems.append(f"the image's interpreter is {name}, the image was built for Python {expected}")
+    abis = {tag.split("-")[1] for tag in tags if tag.count("-") == 2}
+    if abis and not abis & {running["abi"], "abi3", "none"}:
+        problems.append(f"torch's wheel is tagged {', '.join(tags)}: a wheel for another ABI than the image's {name}")
+    return problems
+
+
 def read_host_libraries(path: str | None) -> list[tuple[str, str]]:
     if not path:
         return []
@@ -76,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runtime", default="")
     parser.add_argument("--version", default="", help="exact torch version asked for (empty: any)")
     parser.add_argument("--tools", default="", help="programs that must be on PATH (space-separated)")
+    parser.add_argument("--python", default="", help="the CPython the image is built for: 3.15, 3.14t (empty: any)")
     parser.add_argument("--host-libraries", help="JSON {soname glob: reason} of libraries the GPU host provides")
     parser.add_argument("--no-libraries", action="store_true", help="skip loading every bundled library")
     parser.add_argument("--write", help="also write the facts as JSON to this file")
@@ -94,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(why)
     if facts is not None:
         problems += torch_build.mismatches(facts, expected)
+    running = interpreter()
+    problems += interpreter_problems(args.python, running, wheel_tags())
+    gil = gil_after_torch() if running["free_threaded"] and facts is not None else None
     problems += missing_tools(args.tools.split())
     if not (shutil.which("g++") or shutil.which("c++")):
         problems.append("no C++ compiler (g++) in the image; torch.compile (Inductor) needs one")
@@ -108,9 +159,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.write:
         with open(args.write, "w", encoding="utf-8") as handle:
-            json.dump({"backend": args.backend, **facts.to_dict(), "libraries": _summary(report)}, handle)
+            python = {**running, "gil_enabled": gil}
+            json.dump(
+                {"backend": args.backend, **facts.to_dict(), "python": python, "libraries": _summary(report)}, handle
+            )
     libraries = "" if args.no_libraries else f"; {_summary(report)}"
-    print(f"image verified: torch {facts.version} is the {args.backend} build{libraries}")
+    free = ", free-threaded" if running["free_threaded"] else ""
+    gil_state = "" if gil is None else f", GIL {'enabled' if gil else 'disabled'} after import torch"
+    python = f"CPython {running['version']} ({running['abi']}{free}{gil_state})"
+    print(f"image verified: torch {facts.version} is the {args.backend} build on {python}{libraries}")
     return 0
 
 

@@ -27,6 +27,7 @@ from typing import Final
 from harness import outputs
 from harness.errors import InfrastructureError, UsageError
 from harness.images import recipes
+from harness.interpreters import PythonKey, parse_python
 from harness.registry import Backend, get_backend
 from harness.torch_build import TorchFacts, build_of, mismatches
 
@@ -35,6 +36,7 @@ PYPI: Final = "https://pypi.org/simple"
 KNOWN_BASES: Final = (
     ("bookworm", "3.11", 36),
     ("trixie", "3.13", 41),
+    ("forky", "3.14", 42),
     ("ubuntu:24.04", "3.12", 39),
     ("noble", "3.12", 39),
     ("ubuntu:22.04", "3.10", 35),
@@ -57,9 +59,13 @@ MAX_SDISTS: Final = 5  # sdist-only dependencies built per wheelhouse before giv
 
 @dataclass(frozen=True)
 class Target:
-    python: str  # e.g. 3.11
+    python: str  # e.g. 3.11 (3.14t: free-threaded)
     glibc_minor: int  # 36 for glibc 2.36
     arch: str = "x86_64"
+
+    @property
+    def key(self) -> PythonKey:
+        return parse_python(self.python, what="--python")
 
     @property
     def platforms(self) -> list[str]:
@@ -83,20 +89,18 @@ def target_for(base_image: str, python: str | None = None, glibc: str | None = N
             f"cannot tell the Python and glibc of base image {base_image}",
             hint="pass --python-version 3.X and --glibc 2.NN (what the image has)",
         )
-    py = python or known[0]  # type: ignore[index]
+    py = parse_python(python or known[0], what="--python").label  # type: ignore[index]
     minor = int(glibc.split(".")[1]) if glibc else known[1]  # type: ignore[index]
-    if not re.fullmatch(r"3\.\d+", py):
-        raise UsageError(f"--python-version must look like 3.11, not {py!r}")
     return Target(python=py, glibc_minor=minor)
 
 
 def download_argv(
     backend: Backend, requirement: str, target: Target, dest: Path, *, index_url: str, package_index_url: str
 ) -> list[str]:
-    abi = "cp" + target.python.replace(".", "")
+    key = target.key  # pip takes the version without the free-threaded mark, the ABI with it (cp314t)
     argv = [
         sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest", str(dest),
-        "--python-version", target.python, "--implementation", "cp", "--abi", abi,
+        "--python-version", key.version, "--implementation", "cp", "--abi", key.tag,
         "--index-url", index_url,
     ]  # fmt: skip
     if package_index_url != index_url:

@@ -23,6 +23,7 @@ from harness import __version__, gcpause
 from harness.cell import FeatureInfo, Manifest, read_manifest, utc_now
 from harness.errors import HarnessError, InputError, WriteError
 from harness.ingest.cell_reader import CellResult, ingest_cell
+from harness.interpreters import PythonKey, contradiction
 from harness.merge import handoff  # noqa: F401  (registers how workers pickle results)
 from harness.merge.reproduce import column_command
 from harness.merge.rollup import roll_up, roll_up_counted
@@ -49,6 +50,7 @@ from harness.model import (
     Score,
     TestResult,
     TestRow,
+    admits,
     arrived_after,
 )
 from harness.outcomes import GOOD, Outcome, Rollup, Scope
@@ -341,10 +343,17 @@ class _Added:
     release: str | None = None  # a placeholder's release series (a planned or not-shipped column)
     runs: tuple[RunInfo, ...] = ()  # a composite column's runs, base first
     provenance: Provenance | None = None  # who vouches for it (a merge given a trust file)
+    python: PythonKey | None = None  # a placeholder's planned Python
 
     @property
     def torch(self) -> str | None:
         return self.manifest.torch
+
+    @property
+    def python_key(self) -> PythonKey | None:
+        """The column's Python: the recorded interpreter's, or a placeholder's planned one."""
+        env = self.manifest.environment
+        return (env.python_key if env else None) or self.python
 
 
 class _Builder:
@@ -362,6 +371,8 @@ class _Builder:
         # test id -> column -> feature, for the few tests whose columns put them in different rows
         self.disputed: dict[str, dict[str, str]] = {}
         self.cells: list[_Added] = []
+        # column id -> why its cell is refused: its interpreter contradicts the Python it was planned for
+        self.refused: dict[str, str] = {}
 
     def add(self, read: _Read, runs: tuple[RunInfo, ...] = (), provenance: Provenance | None = None) -> None:
         cell = read.cell
@@ -419,7 +430,18 @@ class _Builder:
             # the planned channel (a nightly that never ran is still the nightly's column)
             channel=planned.channel or None,
         )
-        self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False))
+        self.cells.append(_Added(manifest, PLANNED_SOURCE, (), {}, {}, False, python=planned.python_key))
+
+    def check_planned(self, expected: Sequence[PlannedCell]) -> None:
+        """A cell whose interpreter contradicts the Python its column was planned for is refused, as a
+        wrong device is: the column is NO DATA with that one line (its results stay in the rows, never judged)."""
+        planned = {p.cell_id: p.python_key for p in expected if p.python_key is not None}
+        for cell in self.cells:
+            key = planned.get(cell.manifest.cell_id)
+            env = cell.manifest.environment
+            why = contradiction(key, env.interpreter if env else None) if cell.source != PLANNED_SOURCE else None
+            if why:
+                self.refused[cell.manifest.cell_id] = f"refused: {why}"
 
     def not_shipped(self) -> list[_Added]:
         """A placeholder for each (release, build) the matrix would show but upstream does not ship:
@@ -497,8 +519,10 @@ class _Builder:
                     apis=info.apis,
                     devices=info.devices,
                     groups=tuple(
-                        FeatureGroup(match=g.match, since=g.since, claim=g.claim, source=g.source) for g in info.groups
+                        FeatureGroup(match=g.match, since=g.since, claim=g.claim, source=g.source, python=g.python)
+                        for g in info.groups
                     ),
+                    python=info.python,
                 )
             )
         return features
@@ -532,10 +556,16 @@ class _Builder:
         """Families in registry order, variants by runtime (ROCm 7.14 after 7.2); within one, its
         real columns before its CPU-only ones, and torch builds from the oldest release to the newest."""
         manifest = cell.manifest
+        env = manifest.environment
+        python = (env.python_key if env else None) or getattr(cell, "python", None)
+        backend = self.registry.get(_backend_of(manifest))
+        # One build's Pythons side by side: its default image's (or an unrecorded one) first, then by version.
+        other = python is not None and (backend is None or python != backend.base_python)
         return (
             self.registry.variant_order(_backend_of(manifest)),
             manifest.variant or "",
             version_key(manifest.torch or getattr(cell, "release", None)),
+            (other, python.free_threaded, python.major, python.minor) if python and other else (False,),
             manifest.cell_id,
         )
 
@@ -552,10 +582,14 @@ class _Builder:
         release" where the build cannot have it (its tests still show, never judge); a group of its
         tests that arrived after `release` left out of the judgement."""
         column_id = added.manifest.cell_id
-        reason = feature.not_in(release, family)
+        python = added.python_key
+        reason = feature.not_in(release, family, python)
         if reason is None:
             late = [g for g in feature.groups if arrived_after(g.since, release)]
-            return self.without_groups(feature.id, column_id, late) if late and cell.counts else cell
+            foreign = [g for g in feature.groups if g not in late and not admits(g.python, python)]
+            if (late or foreign) and cell.counts:
+                return self.without_groups(feature.id, column_id, late, foreign)
+            return cell
         early = sum(cell.counts.get(o, 0) for o in GOOD) if arrived_after(feature.since, release) else 0
         if early:
             notes.append(
@@ -568,10 +602,13 @@ class _Builder:
             )
         return dataclasses.replace(cell, state=Rollup.NOT_IN_RELEASE, reason=reason, early=early)
 
-    def without_groups(self, fid: str, column_id: str, late: Sequence[FeatureGroup]) -> FeatureCell:
-        """A feature's roll-up on one column without the tests of its groups that arrived later."""
+    def without_groups(
+        self, fid: str, column_id: str, late: Sequence[FeatureGroup], foreign: Sequence[FeatureGroup] = ()
+    ) -> FeatureCell:
+        """A feature's roll-up on one column without the tests of its groups that arrived later, or that
+        are for other Pythons than the column's."""
         kept: list[TestResult] = []
-        later = 0
+        later = other_python = 0
         column = dict(self.results.results_of(column_id))  # one column's results: a cell's worth
         for nodeid, feature in self.feature_of.items():
             result = column.get(nodeid)
@@ -579,9 +616,12 @@ class _Builder:
                 continue
             if any(g.matches(nodeid) for g in late):
                 later += 1
+            elif any(g.matches(nodeid) for g in foreign):
+                other_python += 1
             else:
                 kept.append(result)
-        return dataclasses.replace(roll_up(kept) if kept else _NOTHING_TO_JUDGE, later=later)
+        rolled = roll_up(kept) if kept else _NOTHING_TO_JUDGE
+        return dataclasses.replace(rolled, later=later, other_python=other_python)
 
     def build(self, problems: Sequence[Problem], notes: Sequence[Note]) -> Matrix:
         notes = list(notes)
@@ -595,6 +635,11 @@ class _Builder:
         for added in cells:
             manifest, source, errors, rolled = added.manifest, added.source, added.errors, added.rolled
             column_id = manifest.cell_id
+            refused = self.refused.get(column_id)
+            if refused:  # its results are not this column's: nothing of them is judged
+                manifest = dataclasses.replace(manifest, error=refused)
+                added = dataclasses.replace(added, manifest=manifest, rolled={}, ran=False)
+                rolled = {}
             shipped = source != NOT_SHIPPED_SOURCE
             if not shipped:
                 state = ColumnState.NOT_SHIPPED
@@ -653,6 +698,8 @@ class _Builder:
                     runs=added.runs,
                     partial=manifest.partial,
                     provenance=added.provenance,
+                    python=key.label if (key := added.python_key) else None,
+                    interpreter=manifest.environment.interpreter if manifest.environment else None,
                 )
             )
         tests = self.test_rows([c.id for c in columns], feature_ids)
@@ -795,6 +842,7 @@ def _merge(
             present.append(kept[item].cell_id)
         waiting.pop(item, None)
     problems.extend(failed[key] for key in sorted(failed))  # in the order the cells were given
+    builder.check_planned(expected)
     for entry in missing_cells(expected, present):
         builder.add_missing(entry)
     return builder.build(problems, notes)

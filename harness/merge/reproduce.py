@@ -12,6 +12,7 @@ import shlex
 from typing import Final
 
 from harness.cell import ImageInfo, Manifest
+from harness.interpreters import PythonKey, id_tag, python_key
 from harness.registry import load_registry
 
 _DIGEST_RE: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -25,8 +26,24 @@ def _image_ref(image: ImageInfo) -> str | None:
     return image.ref
 
 
+def _python(manifest: Manifest) -> PythonKey | None:
+    """The Python a rerun must ask for: the planned one, else (natively) the recorded one when it is not the
+    default image's (a 3.15 venv's column reruns on python3.15)."""
+    planned = python_key(manifest.planned.python) if manifest.planned else None
+    if planned is not None:
+        return planned
+    ran = manifest.environment.python_key if manifest.environment else None
+    backend = load_registry().get(manifest.backend)
+    if manifest.mode != "native" or backend is None or id_tag(ran, backend.base_python) is None:
+        return None
+    return ran
+
+
 def _run_args(manifest: Manifest) -> list[str]:
     args = ["--cell-id", manifest.cell_id]
+    python = _python(manifest)
+    if python is not None:
+        args += ["--python", python.label]
     planned = manifest.planned
     if planned and planned.suites:
         args += ["--suites", planned.suites]
@@ -56,6 +73,8 @@ def column_command(manifest: Manifest) -> str | None:
             return shlex.join(run)
         # a nightly or a release candidate reinstalls from its own channel's index
         channel = manifest.channel or load_registry().channel_of(torch)
-        install = ["python3", "-m", "pip", "install", f"torch=={torch}", "--index-url", info.index(channel)]
+        python = _python(manifest)
+        pip = [python.program if python else "python3", "-m", "pip", "install"]
+        install = [*pip, f"torch=={torch}", "--index-url", info.index(channel)]
         return f"{shlex.join(install)} && {shlex.join(run)}"
     return None

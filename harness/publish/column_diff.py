@@ -352,7 +352,7 @@ def release_pairs(matrix: Matrix, backend: str | None = None) -> list[tuple[str,
     A release candidate (test channel) or a final release stands beside the previous *final*
     release, never beside a nightly: 2.16.0's candidate is compared with 2.15.0. A nightly steps
     from the version before it, nightly or final."""
-    lines: dict[tuple[str, str], dict[tuple, list[Column]]] = {}
+    lines: dict[tuple[str, str, str], dict[tuple, list[Column]]] = {}
     for column in matrix.columns:
         if column.has_data and column.torch:
             # Builds of one torch version (2.13.0+cpu, 2.13.0+cu130) are one step of the line.

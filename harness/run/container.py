@@ -30,7 +30,7 @@ from harness.registry import Backend
 from harness.run import docker_options
 from harness.run.docker_options import CONTAINER_CELL, CONTAINER_PLUGIN, CONTAINER_PYTHON, CONTAINER_SUITES
 from harness.run.execute import CellOutcome, LauncherFactory, RunOptions, refuse_cell, resolve_cell_id, run_cell
-from harness.run.health import explain_refusal, preflight
+from harness.run.health import CPU_ONLY, explain_refusal, preflight
 from harness.run.launcher import Completed, Launcher
 
 if TYPE_CHECKING:
@@ -253,7 +253,9 @@ def run_containerized(
         settings = dataclasses.replace(settings, image=image)
     # The cell id, decided once: it names the torch build the image installs, when a build says it.
     planned_torch = None if settings.image else (settings.build or recipes.build_spec(backend)).exact_version
-    opts = dataclasses.replace(opts, cell_id=resolve_cell_id(opts, backend, planned_torch))
+    cpu_only = bool(opts.cpu_only) and backend.needs_device  # a device build's image, run on the CPU
+    variant = CPU_ONLY if cpu_only else None
+    opts = dataclasses.replace(opts, cell_id=resolve_cell_id(opts, backend, planned_torch, variant))
     say = progress or _stderr
     client = docker_engine.connect()
     try:
@@ -261,7 +263,7 @@ def run_containerized(
             say(f"removed container {name}, left by a run of this cell that was killed")
         local = docker_engine.is_local(client)
         settings = dataclasses.replace(settings, local_engine=local)
-        missing = preflight(backend, container=True, cdi=settings.cdi) if local else None
+        missing = preflight(backend, container=True, cdi=settings.cdi) if local and not cpu_only else None
         if missing:
             return refuse_cell(opts, backend, "container", missing)
         try:
@@ -270,9 +272,10 @@ def run_containerized(
             return refuse_cell(opts, backend, "container", f"no {backend.id} image: {err}; {'nothing ran'}")
         info = recipes.describe_image(image_obj, ref)
         user = docker_options.run_user(_image_uid(image_obj), rootless=docker_engine.is_rootless(client))
-        for note in docker_options.device_options(backend, cdi=settings.cdi, local=local)[1]:
+        devices = without_devices(backend) if cpu_only else backend
+        for note in docker_options.device_options(devices, cdi=settings.cdi, local=local)[1]:
             say(f"note: {note}")
-        return run_cell(opts, _factory(client, ref, info, opts, user, settings))
+        return run_cell(opts, _factory(client, ref, info, opts, user, settings, devices))
     finally:
         client.close()
 
@@ -284,12 +287,13 @@ def _factory(
     opts: RunOptions,
     user: str,
     settings: ContainerSettings,
+    devices: Backend | None = None,
 ) -> LauncherFactory:
     def make(backend: Backend, cell_dir: Path, cell_id: str) -> Launcher:
         prepare_cell_dir(cell_dir, user)
         return ContainerLauncher(
             client,
-            backend,
+            devices or backend,
             image_ref=ref,
             image_info=info,
             suites_dir=opts.suites_dir,
@@ -300,6 +304,11 @@ def _factory(
         )
 
     return make
+
+
+def without_devices(backend: Backend) -> Backend:
+    """The backend's container flags with no device at all: a device build's image run on the CPU (--cpu-only)."""
+    return dataclasses.replace(backend, gpus="", cdi_devices=(), devices=(), group_add=(), security_opt=())
 
 
 def _stderr(line: str) -> None:

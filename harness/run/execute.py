@@ -37,10 +37,19 @@ from harness.cell import (
     utc_now,
 )
 from harness.errors import InfrastructureError, InterruptedRunError
+from harness.interpreters import PythonKey, id_tag
 from harness.probe import Probe
 from harness.registry import Backend, backend_for_probe, get_backend, load_registry
 from harness.run.exits import Terminated, exit_info, sigterm_as_exception, status_for
-from harness.run.health import CPU_ONLY, cpu_only_reason, health_check_problem, health_problems, preflight, probe
+from harness.run.health import (
+    CPU_ONLY,
+    cpu_only_reason,
+    health_check_problem,
+    health_problems,
+    interpreter_problem,
+    preflight,
+    probe,
+)
 from harness.run.launcher import Launcher, NativeLauncher
 from harness.run.progress import ProgressReporter
 from harness.run.pytest_command import pytest_argv, resolve_workers, run_env
@@ -58,6 +67,8 @@ class RunOptions:
     backend: Backend | None = None
     cell_id: str | None = None
     python: str | None = None  # native interpreter; default: the harness's own
+    # The CPython the cell is planned for (--python 3.15): the probe must show it, or the cell is NO DATA.
+    python_key: PythonKey | None = None
     workers: str = "auto"  # a number, or auto (one per device; CPU: up to 4)
     test_timeout: float = 300.0
     cell_timeout: float = 3600.0
@@ -108,9 +119,17 @@ def torch_label(version: str | None, backend: Backend) -> str | None:
     return f"{base}-{local}" if local and local != backend.local_tag else base
 
 
-def resolve_cell_id(opts: RunOptions, backend: Backend, torch: str | None = None, variant: str | None = None) -> str:
-    """The cell id: the one asked for, else <backend>-<torch build>[-<variant>]-<host>. Decided here only."""
-    return opts.cell_id or default_cell_id(backend.id, torch_label(torch, backend), variant)
+def resolve_cell_id(
+    opts: RunOptions,
+    backend: Backend,
+    torch: str | None = None,
+    variant: str | None = None,
+    python: PythonKey | None = None,
+) -> str:
+    """The cell id: the one asked for, else <backend>-<torch build>[-<python tag>][-<variant>]-<host>, the
+    Python's tag left out for the build's default image's Python. Decided here only."""
+    tag = id_tag(python or opts.python_key, backend.base_python)
+    return opts.cell_id or default_cell_id(backend.id, torch_label(torch, backend), variant, tag)
 
 
 def no_torch(python: str, env_probe: Probe) -> InfrastructureError:
@@ -173,6 +192,8 @@ def run_cell(opts: RunOptions, make_launcher: LauncherFactory | None = None) -> 
             variant_reason = cpu_only_reason(
                 backend, env_probe, native=native, asked=opts.cpu_only, explicit_backend=opts.backend is not None
             )
+        elif not native and opts.cpu_only and backend.needs_device:
+            variant_reason = f"the {backend.display_name} image ran without its device, as asked (--cpu-only)"
         torch = env_probe.torch_version if env_probe else None
         cell, manifest = _new_cell(
             opts,
@@ -181,6 +202,7 @@ def run_cell(opts: RunOptions, make_launcher: LauncherFactory | None = None) -> 
             torch=torch,
             variant=CPU_ONLY if variant_reason else None,
             variant_reason=variant_reason,
+            python=env_probe.python_key if env_probe else None,
         )
         if variant_reason and opts.progress:
             # The user typed `harness`, not --cpu-only: say why the column is not the device's verdict.
@@ -203,10 +225,11 @@ def _new_cell(
     torch: str | None = None,
     variant: str | None = None,
     variant_reason: str | None = None,
+    python: PythonKey | None = None,
 ) -> tuple[CellDir, Manifest]:
     """A new cell dir with its manifest written (before anything runs), put in place atomically."""
     features = load_features(opts.suites_dir, opts.features_file)
-    cell_id = resolve_cell_id(opts, backend, torch, variant)
+    cell_id = resolve_cell_id(opts, backend, torch, variant, python)
     manifest = new_manifest(
         cell_id=cell_id,
         backend=backend.id,
@@ -222,6 +245,7 @@ def _new_cell(
             tests=opts.tests,
             suites=None if opts.suites_dir == Path("suites") else str(opts.suites_dir),
             features=str(opts.features_file) if opts.features_file else None,
+            python=opts.python_key.label if opts.python_key else None,
         ),
     )
     selection = Selection.of(opts.tests, opts.pytest_args)
@@ -298,6 +322,8 @@ def _run(
             log.write(f"health gate: {problem}\n".encode())
             return _finish(cell, manifest, CellStatus.INFRA_ERROR, error=problem)
         problems = _gate(backend, launcher, manifest, fresh, base_env)
+        wrong_python = interpreter_problem(opts.python_key, fresh, container=launcher.mode != "native")
+        problems += [wrong_python] if wrong_python else []
         if problems:
             message = "; ".join(problems)
             log.write(f"health gate: {message}\n".encode())

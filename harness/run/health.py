@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from harness.interpreters import PythonKey, contradiction
 from harness.probe import Probe
 from harness.registry import Backend
 from harness.run.launcher import Launcher
@@ -214,3 +215,17 @@ def health_check_problem(launcher: Launcher, backend: Backend, env: dict[str, st
         return None
     detail = (check.stderr or check.stdout).strip().splitlines()[-1:] or ["no output"]
     return f"health check `{' '.join(backend.health_check)}` failed (exit {check.exit_code}): {detail[0]}"
+
+
+def interpreter_problem(planned: PythonKey | None, env_probe: Probe, *, container: bool) -> str | None:
+    """Why the interpreter the suites would run on is not the Python the cell was planned for (None: it is, or
+    none was planned): one line, as a wrong device is, and the cell is NO DATA."""
+    why = contradiction(planned, env_probe.interpreter)
+    if why is None or planned is None:
+        return None
+    fix = (
+        f"build the image for it: harness build --python {planned.label}"
+        if container
+        else f"run it with that interpreter: --python {planned.label} (python{planned.label} on PATH) or its path"
+    )
+    return f"{why}; {NOTHING_RAN} (fix: {fix})"

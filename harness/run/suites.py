@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.cell import FeatureInfo
 from harness.errors import UsageError
+from harness.interpreters import python_key
 from harness.model import DEVICE_FAMILIES
 
 
@@ -34,6 +35,10 @@ def load_features(suites_dir: Path, path: Path | None = None) -> dict[str, Featu
             raise UsageError(
                 f"{path}: features.{fid}.devices: unknown device famil(ies) {unknown}; known: {DEVICE_FAMILIES}"
             )
+        for where, pythons in [("python", info.python), *((f"groups.{g.match}.python", g.python) for g in info.groups)]:
+            wrong = [p for p in pythons if (key := python_key(p)) is None or key.label != p]
+            if wrong:
+                raise UsageError(f"{path}: features.{fid}.{where}: {wrong} are no Pythons like 3.15 or 3.14t")
     return rows
 
 

@@ -46,6 +46,8 @@ EAGER_PREFIXES = (
     "torch.nn.attention.varlen.",
     "torch.optim.functional.",
     "torch.cond",
+    "torch.matmul",  # free_threading: ops from several threads
+    "torch.nn.functional.conv2d",
 )
 GRAPH_PREFIXES = (
     "torch.accelerator.Graph",

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import types
 import warnings
 from typing import Any
@@ -278,6 +279,23 @@ def device_api_info(torch: Any, errors: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def interpreter_info(torch_imported: bool) -> dict[str, Any]:
+    """The interpreter the suites run on: version, implementation, the ABI tag of the wheels it takes
+    (``cp315``, ``cp314t``), free-threaded or not, and on a free-threaded build whether the GIL is enabled
+    now, after ``import torch`` (an extension that does not declare free-threading turns it back on)."""
+    free = sysconfig.get_config_var("Py_GIL_DISABLED") == 1
+    is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
+    major, minor = sys.version_info[:2]
+    return {
+        "version": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "abi": f"cp{major}{minor}{'t' if free else ''}" if sys.implementation.name == "cpython" else "",
+        "free_threaded": free,
+        "gil_enabled": bool(is_gil_enabled()) if free and torch_imported and is_gil_enabled else None,
+        "executable": sys.executable,
+    }
+
+
 def cpu_info() -> dict[str, Any]:
     model = ""
     try:
@@ -297,6 +315,7 @@ def collect() -> dict[str, Any]:
     info: dict[str, Any] = {
         "torch": {"version": None, "base_version": None, "local_tag": None, "git_version": None},
         "python": platform.python_version(),
+        "interpreter": interpreter_info(torch_imported=False),
         "build": "cpu",
         "backend": normalize_backend(os.environ.get(BACKEND_ENV) or "") or "cpu",
         "variant": "cpu",
@@ -336,6 +355,7 @@ def collect() -> dict[str, Any]:
         info["device_api"] = device_api_info(torch, errors)
     except BaseException as e:
         _err(errors, "device_api", e)
+    info["interpreter"] = interpreter_info(torch_imported=True)
     return info
 
 

@@ -4,7 +4,8 @@
 Python 3.15+", pytorch#184352); 2.15 moves the guard to 3.16 ("torch.compile is not supported on Python
 3.16+"). Two checks: which Pythons this build's ``torch.compile`` admits, asked on any interpreter by
 presenting it version 3.15 (the guard reads ``sys.version_info``; Dynamo is imported first so nothing else
-reads the borrowed version), and a real compile on a Python 3.15 interpreter (``[hardware]`` elsewhere).
+reads the borrowed version), and a real compile on a Python 3.15 interpreter: a column of its own (``--python
+3.15``); elsewhere it skips as ``[dependency]`` and its group (``python`` in features.toml) is not judged.
 The admission check compiles with the ``eager`` backend (Dynamo alone), the 3.15 run with the default one
 (Inductor); the values are checked against float64. A build that refuses 3.15 is ``[unsupported]`` with its
 refusal.
@@ -20,7 +21,7 @@ import torch
 import torch._dynamo
 from _support.compiler import inductor_toolchain
 from _support.refusals import COMPILE_PY315, refused
-from _support.requires import need, skip_hardware
+from _support.requires import need, skip_dependency
 
 
 class VersionInfo(NamedTuple):  # compares like sys.version_info and has its attributes
@@ -64,7 +65,9 @@ def test_compile_admits_python_3_15(monkeypatch: pytest.MonkeyPatch, device) -> 
 
 def test_compile_runs_on_python_3_15(device) -> None:
     if sys.version_info[:2] != (3, 15):
-        skip_hardware(f"needs a Python 3.15 interpreter; this runner has {sys.version.split()[0]}")
+        skip_dependency(
+            f"needs a Python 3.15 interpreter (a --python 3.15 column); this runner has {sys.version.split()[0]}"
+        )
     need(inductor_toolchain())
     torch._dynamo.reset()
     try:

@@ -290,3 +290,61 @@ def test_runner_labels_given_for_a_variant_or_its_family_replace_the_registrys()
 def test_bad_runner_labels_are_refused(text: str, message: str) -> None:
     with pytest.raises(UsageError, match=re.escape(message)):
         parse_runner_labels(text)
+
+
+# -- Pythons: a dimension of the plan -----------------------------------------------------------------
+def test_by_default_one_python_per_build_and_ids_unchanged() -> None:
+    cells = plan_cells(["cpu"], "2.15.0")
+    assert [(c.cell_id, c.python) for c in cells] == [("cpu", "")]
+    assert "python" not in cells[0].to_json(), "a plan without Pythons reads as it always did"
+
+
+def test_all_plans_every_python_the_release_ships_free_threaded_included() -> None:
+    release = load_registry().releases["2.15"]
+    cells = plan_cells(["cu132"], "2.15.0", python="all")
+    assert [c.python for c in cells] == list(release.python)
+    assert [c.cell_id for c in cells] == [
+        "cu132", "cu132-cp312", "cu132-cp313", "cu132-cp314", "cu132-cp315", "cu132-cp314t", "cu132-cp315t"
+    ], "the default image's Python (bookworm's 3.11) keeps the id it had"  # fmt: skip
+    assert cells[4].image == "torch-compat/cu132:torch-2.15.0-cp315"
+
+
+def test_a_list_plans_what_each_release_ships_and_says_not_shipped_for_the_rest() -> None:
+    plan = make_plan(["cpu"], "2.14.1,2.15.0", python="3.15,3.14t")
+    assert [(c.cell_id, c.python) for c in plan.cells] == [
+        ("cpu-2.14.1-cp314t", "3.14t"), ("cpu-2.15.0-cp315", "3.15"), ("cpu-2.15.0-cp314t", "3.14t")
+    ]  # fmt: skip
+    assert plan.notes == ("Python 3.15 is not shipped for torch 2.14: no cpu cell for 2.14.1",)
+
+
+def test_a_python_no_release_ships_is_not_shipped_and_an_empty_plan_says_why(capsys) -> None:
+    assert main(["plan", "--backend", "cpu", "--python", "3.9"]) == 2
+    err = capsys.readouterr().err
+    assert "the plan is empty" in err and "Python 3.9 is not shipped for torch 2.15" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("bad", ["3.14x", "3.15,py3", "all,3.15", "3"])
+def test_a_typo_in_python_is_a_usage_error_naming_the_valid_keys(bad: str, capsys) -> None:
+    assert main(["plan", "--python", bad]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "harness" in err
+    assert "valid keys: default, all, 3.10, 3.11" in err or "stands alone" in err
+
+
+def test_a_planned_python_reads_back_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(plan_json(plan_cells(["cpu"], "2.15.0", python="3.15")), encoding="utf-8")
+    (cell,) = read_plan(path)
+    assert (cell.cell_id, cell.python, str(cell.python_key)) == ("cpu-cp315", "3.15", "3.15")
+    path.write_text(json.dumps([{"cell_id": "x", "python": "3.15x"}]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"python '3\.15x' is not a Python"):
+        read_plan(path)
+
+
+def test_the_table_shows_each_cells_python(capsys) -> None:
+    assert main(["plan", "--backend", "cpu", "--python", "3.13,3.14t"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "python" in lines[0]
+    assert lines[1].split()[:2] == ["cpu-cp313", "CPU"] and " 3.13 " in lines[1]
+    assert lines[2].startswith("cpu-cp314t") and " 3.14t " in lines[2]

@@ -43,7 +43,8 @@ from tests.docker.conftest import (
 pytestmark = pytest.mark.slow
 OPT_IN = {"cu130": "TORCH_COMPAT_CU130_IMAGE"}  # variants CI does not build (see above)
 VERIFIED = re.compile(
-    r"image verified: torch (?P<version>\S+) is the (?P<variant>\S+) build; (?P<loaded>\d+) of (?P<total>\d+) "
+    r"image verified: torch (?P<version>\S+) is the (?P<variant>\S+) build on CPython \S+ \((?P<abi>cp\d+t?)[^)]*\); "
+    r"(?P<loaded>\d+) of (?P<total>\d+) "
     r"bundled libraries load, (?P<host>\d+) need what the GPU host or cluster provides"
 )
 

@@ -33,3 +33,19 @@ def test_gpu_rows_are_aligned_and_say_what_hides_a_gpu() -> None:
     assert first.index("driver nvidia") == second.index("driver nvidia"), "columns line up"
     assert "Installed torch" not in text, "no interpreter asked: no section"
     assert text.endswith("\n") and "\n\nRecommendation: " in text
+
+
+def test_doctor_lists_each_releases_pythons_and_says_which_do_not_ship_this_one() -> None:
+    from harness.host.doctor import make_report
+    from harness.host.doctor_text import render_text
+    from harness.host.facts import Host
+
+    report = make_report(Host(), None, python="python3.15", python_version="3.15")
+    text = render_text(report)
+    assert "  2.15         3.11,3.12,3.13,3.14,3.15,3.14t,3.15t" in text
+    assert (
+        "  this interpreter, Python 3.15: shipped by 2.15, 2.16; not shipped by 2.12, 2.13, 2.14 "
+        "(no wheel for it: a cell on it is 'not shipped')"
+    ) in text
+    assert report.to_dict()["pythons"]["2.14"] == ["3.10", "3.11", "3.12", "3.13", "3.14", "3.14t"]
+    assert make_report(Host(), None, python="python3", python_version="3.14t").python_verdicts()["2.12"] is True

@@ -209,6 +209,7 @@ def test_context_holds_only_what_the_build_needs(tmp_path: Path, wheelhouse: Pat
         "Dockerfile.rocm",
         "ca-certificates/extra-ca.crt",
         "host-libraries.json",
+        "install-python.sh",
         "install-venv.sh",
         "library_check.py",
         "torch_build.py",
@@ -434,3 +435,53 @@ def test_an_image_pulled_by_digest_is_described_by_that_digest() -> None:
     assert describe_image(image, pulled)["digest"] == pulled
     assert describe_image(image, "torch-compat/cpu:abc")["digest"].startswith("ghcr.io/o/x@"), "else the first"
     assert describe_image(SimpleNamespace(id="sha256:1", attrs={}), "t")["digest"] == "sha256:1"
+
+
+# -- images per interpreter (issue 41) -------------------------------------------------------------------
+def test_the_python_is_an_input_of_the_tag_and_the_verifier() -> None:
+    default = recipes.plan_build(recipes.build_spec("cpu", env={}))
+    py315 = recipes.plan_build(recipes.build_spec("cpu", interpreter="3.15", env={}))
+    assert default.tag != py315.tag
+    args = py315.steps[0].buildargs
+    assert (args["PYTHON"], args["PYTHON_SOURCE"], args["PYTHON_VERSION"], args["EXPECT_PYTHON"]) == (
+        "python3.15", "system", "3.15", "3.15"
+    )  # fmt: skip
+    assert py315.spec.base_image == "python:3.15-slim-bookworm", "bookworm has no 3.15: the official image"
+    assert default.steps[0].buildargs["EXPECT_PYTHON"] == "" and default.spec.base_image == "debian:bookworm-slim"
+
+
+def test_a_base_named_for_the_python_or_given_keeps_it_and_free_threaded_comes_from_uv() -> None:
+    local = recipes.build_spec("cu132", interpreter="3.15", base_image="torch-compat/local-base:forky", env={})
+    assert (local.base_image, local.python, local.python_source) == (
+        "torch-compat/local-base:forky",
+        "python3.15",
+        "system",
+    )
+    same = recipes.build_spec("cpu", interpreter="3.11", env={})
+    assert same.base_image == "debian:bookworm-slim", "bookworm's own Python needs no other base"
+    free = recipes.build_spec("cpu", interpreter="3.14t", env={})
+    assert (free.base_image, free.python, free.python_source) == ("debian:bookworm-slim", "python3.14t", "uv")
+    rocm = recipes.build_spec("rocm7.14", interpreter="3.13", env={})
+    assert (rocm.base_image, rocm.python_source) == ("ubuntu:24.04", "uv"), "Ubuntu's layers keep Ubuntu"
+    env = recipes.build_spec("cpu", env={"HARNESS_PYTHON_VERSION": "3.13", "HARNESS_PYTHON_SOURCE": "uv"})
+    assert (str(env.interpreter), env.python_source) == ("3.13", "uv")
+
+
+def test_a_typo_in_the_python_or_its_source_is_one_line() -> None:
+    with pytest.raises(UsageError, match=r"'3\.14x' is not a Python like 3\.15.*valid keys: 3\.10"):
+        recipes.build_spec("cpu", interpreter="3.14x", env={})
+    with pytest.raises(UsageError, match="--python-source 'conda' is not one of system, uv"):
+        recipes.build_spec("cpu", interpreter="3.13", python_source="conda", env={})
+
+
+def test_a_wheelhouse_of_another_abi_is_refused_before_anything_is_built(tmp_path: Path) -> None:
+    (tmp_path / "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    with pytest.raises(UsageError) as err:
+        recipes.build_spec("cu132", interpreter="3.15", wheelhouse=tmp_path, torch="2.15.0", env={})
+    assert str(err.value) == (
+        f"wheelhouse {tmp_path.resolve()} holds torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl: a wheel for "
+        "another ABI than the image's Python 3.15 (cp315) (make it for that Python: harness wheelhouse --backend "
+        "cu132 --python 3.15 -o DIR)"
+    )
+    (tmp_path / "torch-2.15.0-cp315-cp315-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    assert recipes.build_spec("cu132", interpreter="3.15", wheelhouse=tmp_path, torch="2.15.0", env={}).interpreter

@@ -33,7 +33,7 @@ def test_the_local_cpu_torch_passes_as_cpu(tmp_path: Path) -> None:
     facts_file = tmp_path / "torch.json"
     done = _run(*_claim("cpu"), "--version", "2.13.0", "--write", str(facts_file))
     assert done.returncode == 0, done.stderr
-    assert "image verified: torch 2.13.0+cpu is the cpu build; " in done.stdout
+    assert "image verified: torch 2.13.0+cpu is the cpu build on CPython 3." in done.stdout
     assert "bundled libraries load" in done.stdout
     assert '"local_tag": "cpu"' in facts_file.read_text()
 
@@ -81,3 +81,34 @@ def test_importing_the_verifier_imports_no_torch() -> None:
     code = "import sys; import harness.images.verify_torch; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "False"
+
+
+# -- the image proves its interpreter (issue 41) ---------------------------------------------------------
+def test_an_image_proves_its_python_and_refuses_a_wheel_of_another_abi() -> None:
+    from harness.images.verify_torch import interpreter_problems
+
+    py315 = {"version": "3.15.0", "implementation": "cpython", "abi": "cp315", "free_threaded": False, "key": "3.15"}
+    tags = ["cp315-cp315-manylinux_2_28_x86_64"]
+    assert interpreter_problems("3.15", py315, tags) == []
+    assert interpreter_problems("", py315, tags) == [], "no Python asked: any"
+    assert interpreter_problems("3.14t", py315, tags) == [
+        "the image's interpreter is CPython 3.15.0 (cp315), the image was built for Python 3.14t"
+    ]
+    (wrong,) = interpreter_problems("3.15", py315, ["cp311-cp311-manylinux_2_28_x86_64"])
+    assert wrong == (
+        "torch's wheel is tagged cp311-cp311-manylinux_2_28_x86_64: a wheel for another ABI than the image's "
+        "CPython 3.15.0 (cp315)"
+    )
+    free = {**py315, "abi": "cp315t", "free_threaded": True, "key": "3.15t"}
+    assert interpreter_problems("3.15t", free, ["cp315-cp315t-manylinux_2_28_x86_64"]) == []
+    assert interpreter_problems("3.15t", free, tags), "a GIL build's wheel on a free-threaded interpreter"
+
+
+def test_this_interpreter_reads_as_the_probe_records_it() -> None:
+    import sys
+
+    from harness.images.verify_torch import interpreter
+
+    me = interpreter()
+    assert me["key"] == f"{sys.version_info.major}.{sys.version_info.minor}" + ("t" if me["free_threaded"] else "")
+    assert me["abi"] == "cp" + me["key"].replace(".", "")

@@ -182,12 +182,12 @@ def test_a_large_matrix_is_published_split_and_with_a_split_page(matrices, tmp_p
     monkeypatch.setattr(matrix_json, "PART_BYTES", 500)
     assert main(["publish", str(site), "--matrix", str(new), "--inline-limit", "0"]) == 0
     index = json.loads((site / "matrix.json").read_text())
-    assert "tests" not in index and len(index["parts"]) > 1 and index["schema_version"] == "1.4"
+    assert "tests" not in index and len(index["parts"]) > 1 and index["schema_version"] == "1.5"
     assert sorted(p.name for p in (site / "matrix-parts").iterdir()) == sorted(
         Path(e["path"]).name for e in index["parts"]
     )
     assert not (site / "matrix.json.gz").exists(), "the split matrix.json replaces an older site's gzip"
-    assert load_matrix(site / "matrix.json").to_json() == {**load_matrix(new).to_json(), "schema_version": "1.4"}
+    assert load_matrix(site / "matrix.json").to_json() == {**load_matrix(new).to_json(), "schema_version": "1.5"}
     # report, diff and gate read the split form as they read the whole one
     for form, path in (("whole", new), ("split", site / "matrix.json")):
         assert main(["report", str(path), "--format", "md", "-o", str(tmp_path / f"{form}.md")]) == 0

@@ -48,3 +48,18 @@ def test_each_worker_sees_its_own_device(tmp_path: Path):
             props = dict(event["user_properties"])
             seen.setdefault(props["worker"], set()).add(props["visible"])
     assert seen == {"gw0": {"0"}, "gw1": {"1"}}
+
+
+def test_a_native_column_on_another_python_names_it_and_the_default_one_keeps_its_id() -> None:
+    """`harness` on a 3.14 venv makes a 3.14 column; on the default image's 3.11 the id is as it always was."""
+    from harness.interpreters import PythonKey
+    from harness.registry import get_backend
+    from harness.run.execute import RunOptions, resolve_cell_id
+
+    opts, cpu = RunOptions(suites_dir=Path("suites")), get_backend("cpu")
+    assert resolve_cell_id(opts, cpu, "2.15.0+cpu", None, PythonKey(3, 14)).startswith("cpu-2.15.0-cp314-")
+    assert resolve_cell_id(opts, cpu, "2.15.0+cpu", "cpu-only", PythonKey(3, 14, True)).startswith(
+        "cpu-2.15.0-cp314t-cpu-only-"
+    )
+    default = resolve_cell_id(opts, cpu, "2.15.0+cpu", None, PythonKey(3, 11))
+    assert default == resolve_cell_id(opts, cpu, "2.15.0+cpu") and "cp311" not in default

@@ -124,3 +124,22 @@ def test_cell_ids_name_the_torch_build() -> None:
     cell_id = resolve_cell_id(opts, cu130, "2.14.1+cu130", "cpu-only")
     assert cell_id.startswith("cu130-2.14.1-cpu-only-")
     assert resolve_cell_id(RunOptions(suites_dir=Path("suites"), cell_id="mine"), cu130, "2.14.1") == "mine"
+
+
+def test_a_cell_on_another_python_than_planned_is_refused_in_one_line() -> None:
+    from harness.interpreters import PythonKey
+    from harness.probe import Probe
+    from harness.run.health import interpreter_problem
+
+    record = {"version": "3.11.7", "implementation": "cpython", "abi": "cp311", "free_threaded": False}
+    probe = Probe.from_json({"python": "3.11.7", "interpreter": record})
+    assert interpreter_problem(None, probe, container=True) is None
+    assert interpreter_problem(PythonKey(3, 11), probe, container=True) is None
+    assert interpreter_problem(PythonKey(3, 15), probe, container=True) == (
+        "planned for Python 3.15, ran on CPython 3.11.7 (cp311); nothing ran "
+        "(fix: build the image for it: harness build --python 3.15)"
+    )
+    native = interpreter_problem(PythonKey(3, 14, True), probe, container=False)
+    assert native.startswith("planned for Python 3.14t, ran on CPython 3.11.7") and "--python 3.14t" in native
+    old = interpreter_problem(PythonKey(3, 11), Probe.from_json({"python": "3.11.7"}), container=False)
+    assert old.startswith("planned for Python 3.11, and the cell recorded no interpreter"), "never a guess"

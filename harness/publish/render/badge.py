@@ -70,6 +70,8 @@ def column_badge(column: Column) -> str:
     label = column.heading or column.id
     if column.environment.torch and column.has_data:
         label += f" · torch {column.environment.torch}"
+    if column.python_key:  # a column whose Python was not recorded says nothing of it, never a guess
+        label += f" · {column.python_key.display}"
     score = column.score
     if not column.has_data or score is None:
         return badge_svg(label, "no data", GREY)

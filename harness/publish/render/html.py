@@ -76,6 +76,9 @@ def _column(column: Column) -> dict[str, Any]:
         "name": column.heading or column.id,
         "label": column.label,
         "torch": env.torch if column.has_data else None,
+        # 'Python 3.15', 'Python not recorded' (a cell from before interpreters were); none for a placeholder
+        "python": column.python_label if column.has_data or column.python else None,
+        "interpreter": column.interpreter.describe() if column.interpreter else None,
         "release": column.release_series,
         "variant": column.variant,
         "variant_reason": column.variant_reason,
@@ -181,12 +184,13 @@ class Page:
     written: int = 0  # parts handed to `write_part` as they were made (not in `files`)
 
 
-def _line_name(matrix: Matrix, line: tuple[str, str]) -> str:
-    family, device = line
+def _line_name(matrix: Matrix, line: tuple[str, str, str]) -> str:
+    family, device, python = line
+    on = f", Python {python}" if python else ""  # a line of another Python than the default image's
     if family == "cpu":
-        return "CPU (the CPU build, and every build run without its device)"
+        return f"CPU (the CPU build, and every build run without its device){on}"
     names = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "Intel XPU"}
-    return f"{names.get(family, family)} on {device}" if device else names.get(family, family)
+    return (f"{names.get(family, family)} on {device}" if device else names.get(family, family)) + on
 
 
 def _releases(matrix: Matrix, col_index: dict[str, int], feat_index: dict[str, int]) -> list[dict[str, Any]]:

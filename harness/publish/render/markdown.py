@@ -67,6 +67,8 @@ def column_head(column: Column) -> str:
         head += f"<br>torch {text(column.environment.torch)}"
     elif column.state is ColumnState.NOT_SHIPPED:
         head += f"<br>torch {text(column.release_series or '?')}"
+    if column.has_data or column.python:  # the column's Python, or "Python not recorded" (never a guess)
+        head += f"<br>{text(column.python_label)}"
     if column.composite:
         head += f"<br>_composite of {len(column.runs)} runs_"
     elif column.partial:
@@ -156,6 +158,8 @@ def _table(matrix: Matrix, with_counts: bool) -> list[str]:
                     label += f" · {cell.overlay} from a later rerun"
                 if cell.later:
                     label += f" · {cell.later} of a part from a later release, not judged"
+                if cell.other_python:
+                    label += f" · {cell.other_python} for another Python, not judged"
             row.append(label)
         lines.append("| " + " | ".join(row) + " |")
     score = ["**Features supported**", ""]

@@ -191,6 +191,7 @@
     th.appendChild(el("div", "colname", c.name));
     th.appendChild(el("div", "colid", c.id));
     if (c.torch || !c.shipped) th.appendChild(el("div", "coltorch", "torch " + (c.torch || c.release)));
+    if (c.python) th.appendChild(el("div", "colpython", c.python)).title = c.interpreter || "";
     if (c.variant) th.appendChild(el("span", "tag variant", c.variant.toUpperCase())).title = (c.variant_reason || c.variant) + "; kept apart from the backend's own columns and never its verdict";
     if (!c.shipped) th.appendChild(el("span", "tag not-shipped", "NOT SHIPPED")).title = c.error || "";
     else if (!c.hasData) th.appendChild(el("span", "tag no-data", "NO DATA"));
@@ -404,6 +405,7 @@
       if (k > 0) head.appendChild(el("th", "step", "→"));
       var th = el("th", "col", "torch " + (cols[ci].torch || cols[ci].release || "?"));
       th.setAttribute("data-col", cols[ci].id);
+      if (cols[ci].python) th.appendChild(el("div", "colpython", cols[ci].python));
       th.appendChild(el("div", "colid", cols[ci].id));
       if (cols[ci].provenance) th.appendChild(vouchTag(cols[ci].provenance));
       head.appendChild(th);
