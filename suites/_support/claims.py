@@ -14,6 +14,7 @@ run on the real device. Only the standard library and the probe are read here.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import os
@@ -47,6 +48,7 @@ class Claim:
     xpu_devices: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
     allowed_skips: tuple[str, ...] = ()  # regular expressions: the skips that say nothing against the claim
+    pythons: tuple[str, ...] = ()  # the feature row's `python` keys ("3.14t"): the claim holds on those alone
 
     def allows_skip(self, reason: str) -> bool:
         return any(re.search(pattern, reason) for pattern in self.allowed_skips)
@@ -69,6 +71,8 @@ class Claim:
             return False
         if self.variants and not any(fnmatch.fnmatchcase(device.variant, v) for v in self.variants):
             return False
+        if self.pythons and device.python and device.python not in self.pythons:
+            return False  # a row of other interpreters (free-threaded builds): not in this release here
         if self.archs and not any(device.arch and device.arch.startswith(a) for a in self.archs):
             return False
         return not (self.xpu_devices and not any(fnmatch.fnmatchcase(device.name, g) for g in self.xpu_devices))
@@ -99,6 +103,7 @@ class Device:
     variant: str = ""
     torch: tuple[int, ...] = ()
     fake: bool = False
+    python: str = ""  # the running interpreter's key: "3.11", "3.14t" (free-threaded)
 
 
 def _capability(text: str) -> tuple[int, int]:
@@ -159,11 +164,22 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
 
 @functools.cache
 def load(path: Path = FEATURES_TOML) -> tuple[Claim, ...]:
-    """Every claim of every feature, in file order."""
+    """Every claim of every feature, in file order (a row's `python` keys bound its claims)."""
     data = tomllib.loads(path.read_text(encoding="utf-8")).get("features", {})
     return tuple(
-        _claim(feature, i, raw) for feature, row in data.items() for i, raw in enumerate(row.get("claims", []), 1)
+        dataclasses.replace(_claim(feature, i, raw), pythons=tuple(row.get("python", ())))
+        for feature, row in data.items()
+        for i, raw in enumerate(row.get("claims", []), 1)
     )
+
+
+def python_key() -> str:
+    """This interpreter as a row's `python` key: "3.11", "3.14t" on a free-threaded build."""
+    import sys
+    import sysconfig
+
+    free = "t" if sysconfig.get_config_var("Py_GIL_DISABLED") == 1 else ""
+    return f"{sys.version_info.major}.{sys.version_info.minor}{free}"
 
 
 def parse_fake(text: str) -> Device:
@@ -178,7 +194,16 @@ def parse_fake(text: str) -> Device:
 
     arch, name = (model if family == "rocm" else None), (model if family == "xpu" else "")
     e = _env.get()
-    return Device(family, cap, arch, name, variant=variant.strip() or e.variant, torch=e.torch_version, fake=True)
+    return Device(
+        family,
+        cap,
+        arch,
+        name,
+        variant=variant.strip() or e.variant,
+        torch=e.torch_version,
+        fake=True,
+        python=python_key(),
+    )
 
 
 @functools.cache
@@ -192,7 +217,9 @@ def device() -> Device:
     e = _env.get()
     devices = e.info.get("devices") or []
     name = str(devices[0].get("name") or "") if devices and e.accelerator else ""
-    return Device(e.device_kind, e.capability, e.arch, name, variant=e.variant, torch=e.torch_version)
+    return Device(
+        e.device_kind, e.capability, e.arch, name, variant=e.variant, torch=e.torch_version, python=python_key()
+    )
 
 
 def claims_for(node_id: str, dev: Device | None = None) -> list[Claim]:
