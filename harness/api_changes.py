@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from harness.errors import InputError
+from harness.errors import InputError, UsageError, did_you_mean
 
 FORMAT: Final = "torch-compat/api-diff"
 FORMAT_VERSION: Final = 1
@@ -157,6 +157,12 @@ def diff_apis(old: WheelApi, new: WheelApi, exercised: set[str], namespaces: tup
         return not namespaces or any(module == n or module.startswith(f"{n}.") for n in namespaces)
 
     modules = sorted(set(old.modules) | set(new.modules))
+    for namespace in namespaces:  # a typo must not read as "nothing was added or removed"
+        if not any(module == namespace or module.startswith(f"{namespace}.") for module in modules):
+            raise UsageError(
+                f"--namespace {namespace}: no public module of that name in torch {old.version} or "
+                f"{new.version}{did_you_mean(namespace, modules)}"
+            )
     added_in = {m: set(new.modules.get(m, ())) - set(old.modules.get(m, ())) for m in modules}
     changes = []
     for module in modules:

@@ -42,9 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    exercised = exercised_apis(args.suites)  # the suites first: a bad features file before any download
     cache = args.cache or default_cache()
     old_wheel, new_wheel = wheel_for(args.old, cache), wheel_for(args.new, cache)
-    exercised = exercised_apis(args.suites)
     diff = diff_apis(read_wheel_api(old_wheel), read_wheel_api(new_wheel), exercised, tuple(args.namespace))
     text = diff.to_markdown() if args.format == "md" else jsonio.dumps_pretty(diff.to_json()).decode() + "\n"
     emit(text, args.output)

@@ -46,6 +46,8 @@ def _say(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.late_runs < 1:  # every value checked before the plan is read or GitHub asked
+        raise UsageError(f"--late-runs must be at least 1, not {args.late_runs}")
     run_id = args.run_id if args.run_id is not None else _env_run_id()
     deadline, cell_timeout, poll = (parse_duration(x) for x in (args.deadline, args.cell_timeout, args.poll))
     plan = read_plan(args.plan)

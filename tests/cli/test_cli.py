@@ -100,6 +100,16 @@ def test_debug_keeps_the_documented_exit_code(tmp_path, capsys, debug):
     assert ("Traceback" in err) == bool(debug)
 
 
+@pytest.mark.parametrize("where", [0, 1, 2, 3])
+def test_debug_is_taken_anywhere_on_the_line(tmp_path, capsys, where):
+    """Issue 42: `harness gate nope.json --debug` was "unrecognized arguments" (the docs say anywhere)."""
+    argv = ["gate", str(tmp_path / "nope.json"), "--any-failure"]
+    argv.insert(where, "--debug")
+    assert main(argv) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.splitlines()[-1].startswith("harness: error:") and "unrecognized" not in err
+
+
 def _usage_error(capsys, *argv: str) -> str:
     with pytest.raises(SystemExit) as stop:
         main(list(argv))

@@ -1,5 +1,6 @@
 """What CI does to the outputs, done for real to real `harness` children: SIGKILL at every file
-operation of publish, merge, report and badge; a full disk (a small tmpfs); a read-only bind mount;
+operation of publish, merge, report and badge; a full disk (a small tmpfs), a read-only bind mount
+(those two and the next also for import's new cell);
 a folder the user may not write; two publishers at once. After each: the outputs are wholly the old
 version or wholly the new one (byte for byte), a rerun's diff.md is an uninterrupted run's, no temp
 file is left, and a failure is one line with exit 6, never a traceback.
@@ -298,16 +299,20 @@ def _three_outputs(root: Path, base: Path) -> None:
     assert run_harness(_publish(root / "site", base)).returncode == 0
     assert run_harness(["merge", str(cells.base), "-o", str(root / "matrix.json")]).returncode == 0
     assert run_harness(["report", str(base), "-o", str(root / "summary.md")]).returncode == 0
+    (root / "results").mkdir()
 
 
 def _writes_fail_and_keep_the_old(root: Path, new: Path, cause: str, preexec_fn=None) -> None:
     before = tree(root)
     cells = real_cells()
+    junit = REPO / "tests" / "dialects" / "pytest" / "junit-xunit2.xml"
     for args in (
         _publish(root / "site", new),
         ["merge", str(cells.new), str(cells.nodata), "-o", str(root / "matrix.json")],
         ["report", str(new), "-o", str(root / "summary.md")],
         ["badge", str(new), "-o", str(root / "badges")],
+        # a new cell: exit 6 as every writer's (issue 42: import said 4, an unreadable input)
+        ["import", str(junit), "--backend", "cpu", "--cell-id", "c", "--results-dir", str(root / "results")],
     ):
         ran = run_harness(args, preexec_fn=preexec_fn)
         assert ran.returncode == EXIT_OUTPUT == 6, (args[0], ran.stderr[-2000:])

@@ -124,3 +124,17 @@ def test_cell_ids_name_the_torch_build() -> None:
     cell_id = resolve_cell_id(opts, cu130, "2.14.1+cu130", "cpu-only")
     assert cell_id.startswith("cu130-2.14.1-cpu-only-")
     assert resolve_cell_id(RunOptions(suites_dir=Path("suites"), cell_id="mine"), cu130, "2.14.1") == "mine"
+
+
+def test_a_native_run_without_its_device_is_told_the_driver_never_the_container_toolkit() -> None:
+    """Issue 42: `harness run --native --backend cu130` on a host without a GPU printed container advice."""
+    cu130 = get_backend("cu130")
+    native = health.preflight(cu130, container=False, exists=lambda node: False)
+    container = health.preflight(cu130, container=True, exists=lambda node: False)
+    assert native is not None and container is not None
+    assert "install the NVIDIA driver" in native and "Container Toolkit" not in native and "--gpus" not in native
+    assert "NVIDIA Container Toolkit" in container
+    seen = health.health_problems(cu130, CU130_NO_GPU, container=False)
+    assert seen and "Container Toolkit" not in seen[0] and "visible to torch on this host" in seen[0]
+    rocm = health.preflight(get_backend("rocm"), container=False, exists=lambda node: False)
+    assert rocm is not None and "container" not in rocm
