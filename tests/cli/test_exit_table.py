@@ -1,8 +1,7 @@
 """One exit code per kind of mistake, in every verb (issue 42): each verb that takes an id, a TOML
 file, an input file or a number is given the same bad one, in-process, and must answer with the code
 harness/errors.py gives that kind and exactly one `harness: error:` line (or argparse's one usage
-line), never a traceback, and write nothing. (`api-diff --namespace` of a typo, whose check reads both
-wheels, is tests/core/test_api_changes.py's.) A full disk and a read-only folder, which need a mount,
+line), never a traceback, and write nothing. A full disk and a read-only folder, which need a mount,
 are the same table's last two kinds: tests/faults/test_output_faults.py runs every writer into them
 (exit 6, `cannot write <path>: <cause>`, the old outputs kept)."""
 
@@ -67,6 +66,9 @@ ROWS: dict[str, list[tuple[str, Row]]] = {
         ("plan --backend", lambda p: ["plan", "--backend", BAD_ID]),
         ("build --backend", lambda p: ["build", "--backend", BAD_ID, "--dry-run"]),
         ("comment post --pr", lambda p: ["comment", "post", "--pr", "7; rm -rf /", "--body", str(p.matrix)]),
+        ("api-diff --namespace", lambda p: ["api-diff", str(WHEELS / "torch-2.14.1-py3-none-any.whl"),
+                                            str(WHEELS / "torch-2.15.0-py3-none-any.whl"), "--namespace",
+                                            "torch.cuda.tunabel"]),
     ],
     "bad TOML": [
         ("run --features", lambda p: ["run", "--native", "--features", str(p.bad_toml), "--results-dir", str(p.out)]),
