@@ -5,8 +5,8 @@ and whether a column is built from it or it is superseded). `forget ID...` moves
 dir's name, a run id, or a cell id for all its runs) into the results dir's trash; `prune` empties
 the trash and drops superseded runs: every NO DATA attempt, and all but `--keep N` older runs per
 cell id (a complete run and the partial runs laid over it count as one). The runs a column is built
-from are never pruned. Both merge the results dir's matrix.json again (or say how, when there is none).
-See harness/merge/inventory.py.
+from are never pruned. Whatever they move, they merge the results dir's matrix.json again (or say
+how, when it has none). See harness/merge/inventory.py.
 """
 
 from __future__ import annotations

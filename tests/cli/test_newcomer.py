@@ -26,7 +26,8 @@ import pytest
 
 from harness.cli import main
 from harness.errors import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INPUT, EXIT_OK, EXIT_USAGE
-from tests.committed import CELLS, SAMPLES
+from tests.committed import CELLS, SAMPLES, partial_rerun_cell
+from tests.publishing_cells import REGRESSED
 
 REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "suites"
@@ -158,6 +159,24 @@ def test_a_newcomers_mistakes_never_cost_a_good_column(newcomer: Path, capsys: p
     assert _runs(results) == runs, "the older run pruned, nothing else gone or added"
 
     assert _good(results, site) == good, "every good column intact: matrix, site and history"
+
+    # What the newcomer meant: a rerun of some tests into cpu-2.13.0, published; then forgotten. Each
+    # publication is recorded, and `harness history` says what the page shows.
+    later = partial_rerun_cell(newcomer)
+    shutil.move(later, results / "cpu-2.13.0-rerun")
+    for step in ([], ["cells", "forget", "r-partial"]):
+        if step:
+            _says(capsys, step, EXIT_OK)
+        _says(capsys, ["merge", "results"], EXIT_OK)
+        _says(capsys, ["publish", "site"], EXIT_OK)
+        assert main(["history", REGRESSED, "--format", "json"]) == EXIT_OK
+        told = {c["column"]: c["points"][-1]["outcome"] for c in json.loads(capsys.readouterr().out)["columns"]}
+        from harness.matrix_json import load_matrix
+
+        shown = {row.id: r for row, r in load_matrix(site / "matrix.json").results("cpu-2.13.0")}
+        assert told["cpu-2.13.0"] == (shown[REGRESSED].outcome.value if REGRESSED in shown else "no result")
+    assert len(_good(results, site)["history"]) == 3, "the rerun and the forget: a publication each"
+    assert _good(results, site)["results"] == good["results"], "forgotten: the column is its complete run again"
 
 
 def _runs(results: Path) -> list[str]:
