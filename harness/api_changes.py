@@ -10,11 +10,12 @@ same name: `torch.mps.Stream` in a suite tests the `Stream` that `torch.mps.stre
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from harness.errors import InputError
+from harness.errors import InputError, UsageError, did_you_mean
 
 FORMAT: Final = "torch-compat/api-diff"
 FORMAT_VERSION: Final = 1
@@ -149,6 +150,15 @@ def _is_tested(namespace: str, name: str, exercised: set[str], added: dict[str, 
     return any(name in added.get(outer, ()) and f"{outer}.{name}" in exercised for outer in enclosing)
 
 
+def check_namespaces(namespaces: Iterable[str], modules: Collection[str], where: str) -> None:
+    """Each --namespace names a module of `modules` or a package above some: a typo must never read
+    as "no public name was added or removed"."""
+    for namespace in namespaces:
+        if not any(module == namespace or module.startswith(f"{namespace}.") for module in modules):
+            near = did_you_mean(namespace, sorted(modules))
+            raise UsageError(f"--namespace {namespace}: no public module of that name in {where}{near}")
+
+
 def diff_apis(old: WheelApi, new: WheelApi, exercised: set[str], namespaces: tuple[str, ...] = ()) -> ApiDiff:
     """Per namespace (every public module of either wheel, or those under `namespaces`), what `new`
     added and removed, and which added names `exercised` (dotted paths the suites use) covers."""
@@ -157,6 +167,7 @@ def diff_apis(old: WheelApi, new: WheelApi, exercised: set[str], namespaces: tup
         return not namespaces or any(module == n or module.startswith(f"{n}.") for n in namespaces)
 
     modules = sorted(set(old.modules) | set(new.modules))
+    check_namespaces(namespaces, modules, f"torch {old.version} or {new.version}")
     added_in = {m: set(new.modules.get(m, ())) - set(old.modules.get(m, ())) for m in modules}
     changes = []
     for module in modules:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness import __version__, jsonio
-from harness.errors import InputError, WriteError
+from harness.errors import InputError, UsageError, WriteError
 from harness.probe import Probe
 from harness.regular_file import read_regular
 
@@ -66,6 +66,13 @@ class CellStatus(StrEnum):
     TIMEOUT = "timeout"  # the cell ran past its overall time limit and was stopped
     INTERRUPTED = "interrupted"  # Ctrl-C / SIGTERM
     CRASHED = "crashed"  # the test process or container died (signal, OOM kill)
+    # pytest refused its arguments (exit 4) or selected no test (exit 5): nothing ran, a user's mistake;
+    # never a result, never laid over another run (harness/merge/combine.py, `deduplicate`)
+    NOT_STARTED = "not-started"
+
+
+# pytest's exit codes for a run that never started a test: a usage error, no test collected.
+PYTEST_REFUSED: Final = (4, 5)
 
 
 def utc_now() -> str:
@@ -81,6 +88,14 @@ def valid_cell_id(cell_id: str) -> str:
             hint="use letters, digits, '.', '_' and '-' (at most 128 characters)",
         )
     return cell_id
+
+
+def argument_cell_id(text: str, option: str = "--cell-id") -> str:
+    """A cell id the user typed: the same rule, a usage error (exit 2), not a bad input file."""
+    try:
+        return valid_cell_id(text)
+    except InputError as err:
+        raise UsageError(f"{option}: {err}") from None
 
 
 def default_cell_id(
@@ -528,6 +543,16 @@ class Manifest:
         return self.status is CellStatus.COMPLETED
 
     @property
+    def never_ran(self) -> bool:
+        """No test started: pytest refused the run or selected nothing. Cells written before the
+        `not-started` status say it by pytest's exit code."""
+        if self.status is CellStatus.NOT_STARTED:
+            return True
+        code = self.exit.code if self.exit else None
+        refused = self.own_suites and code in PYTEST_REFUSED
+        return refused and self.status in (CellStatus.COMPLETED, CellStatus.INFRA_ERROR)
+
+    @property
     def own_suites(self) -> bool:
         """Run from this project's suites (natively or in a container), not imported."""
         return self.mode in ("native", "container")
@@ -691,7 +716,7 @@ def building_cell(results_dir: Path, cell_id: str) -> Iterator[CellDir]:
         building = Path(tempfile.mkdtemp(prefix=f".{cell_id}.", suffix=".building", dir=results_dir))
     except OSError as err:  # the results dir is a file, read-only, on a full disk...
         reason = err.strerror or str(err)
-        message = f"{results_dir}: cannot make a cell here: {reason}"
+        message = f"cannot write {results_dir}: {reason}"  # the words of every writer's failure (outputs.py)
         raise WriteError(message, path=str(results_dir), reason=reason) from None
     os.chmod(building, 0o755)  # mkdtemp makes 0700; a cell is shared (artifacts, a container's user)
     cell = CellDir(building)

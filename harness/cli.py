@@ -34,6 +34,7 @@ def verbs() -> list[tuple[str, str]]:
     return [(v, found[v]) for v in order]
 
 
+DEBUG = "--debug"
 _INVALID_CHOICE = re.compile(r"^argument ([^:]+): invalid choice: '([^']*)'")
 _UNRECOGNIZED = "unrecognized arguments: "
 
@@ -80,7 +81,7 @@ def build_parser(only: str | None = None) -> OneLineParser:
         description="Run the shared PyTorch feature suites per backend and publish the backend x feature matrix.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument(DEBUG, action="store_true", help="show tracebacks for errors (anywhere on the line)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
     for verb, module_name in verbs():
         if only is not None and verb != only:
@@ -95,17 +96,19 @@ def build_parser(only: str | None = None) -> OneLineParser:
 
 def _chosen_verb(raw: list[str]) -> str | None:
     """The verb a command line names (None: help or no verb)."""
-    words = [a for a in raw if a != "--debug"]
+    words = [a for a in raw if a != DEBUG]
     known = {verb for verb, _ in verbs()}
     return words[0] if words and words[0] in known else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
-    if not raw or (raw[0].startswith("-") and raw[0] not in ("-h", "--help", "--version", "--debug")):
+    # --debug anywhere on the line (`harness gate m.json --debug`), as the docs say: taken out here,
+    # so no verb's parser has to know it.
+    debug = DEBUG in raw
+    raw = [a for a in raw if a != DEBUG]
+    if not raw or (raw[0].startswith("-") and raw[0] not in ("-h", "--help", "--version")):
         raw = ["run", *raw]  # `harness` alone is the main job
-    if raw == ["--debug"]:
-        raw = ["--debug", "run"]
     parser = build_parser(_chosen_verb(raw))
     args, extra = parser.parse_known_args(raw)
     if getattr(args, "handler", None) is None:
@@ -117,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except HarnessError as err:
-        if args.debug or os.environ.get("HARNESS_DEBUG"):
+        if debug or os.environ.get("HARNESS_DEBUG"):
             traceback.print_exc()  # the traceback for the developer; the exit code stays the documented one
         print(f"harness: error: {err}", file=sys.stderr)
         return err.exit_code

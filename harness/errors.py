@@ -20,7 +20,11 @@ EXIT_OUTPUT: Final = 6
 EXIT_INTERRUPTED: Final = 130
 EXIT_CODES: Final[tuple[tuple[int, str], ...]] = (
     (EXIT_OK, "ok"),
-    (EXIT_FAILED, "tests failed, or the gate found what it looks for"),
+    (
+        EXIT_FAILED,
+        "tests failed, the gate found what it looks for, or publish refused to replace results with none "
+        "(--allow-empty)",
+    ),
     (EXIT_USAGE, "usage: bad arguments or a bad registry"),
     (
         EXIT_INFRASTRUCTURE,
@@ -108,6 +112,12 @@ class TestsFailedError(HarnessError):
 
 class GateFailedError(HarnessError):
     """A quality gate condition was met."""
+
+    exit_code = EXIT_FAILED
+
+
+class EmptyPublicationError(HarnessError):
+    """`harness publish` of a matrix without results over a site that has some: refused, the site kept."""
 
     exit_code = EXIT_FAILED
 

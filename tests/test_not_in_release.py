@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cell import FeatureInfo
-from harness.errors import UsageError
+from harness.errors import InputError
 from harness.matrix_json import load_matrix, write_matrix
 from harness.model import SCHEMA_VERSION, VERDICT_STATES, Feature, FeatureGroup, Matrix, arrived_after
 from harness.outcomes import GOOD, Rollup
@@ -174,7 +174,7 @@ def test_matrix_json_round_trips_and_the_previous_schema_still_reads(tmp_path: P
 
 def test_the_features_file_refuses_an_unknown_device_family(tmp_path: Path) -> None:
     (tmp_path / "features.toml").write_text('[features.a]\ntitle = "A"\nsince = "2.14"\ndevices = ["tpu"]\n')
-    with pytest.raises(UsageError, match=r"features.a.devices: unknown device famil\(ies\) \['tpu'\]"):
+    with pytest.raises(InputError, match=r"features.a.devices: unknown device famil\(ies\) \['tpu'\]"):
         load_features(tmp_path)
     (tmp_path / "features.toml").write_text('[features.a]\ntitle = "A"\nsince = "2.14"\ndevices = ["xpu"]\n')
     assert load_features(tmp_path)["a"] == FeatureInfo(title="A", since="2.14", devices=("xpu",))

@@ -12,9 +12,9 @@ import argparse
 from pathlib import Path
 
 from harness import jsonio
-from harness.api_changes import diff_apis
+from harness.api_changes import check_namespaces, diff_apis
 from harness.commands._output import emit
-from harness.images.wheel_api import read_wheel_api
+from harness.images.wheel_api import public_modules, read_wheel_api
 from harness.images.wheel_cache import default_cache, wheel_for
 from harness.run.suite_apis import exercised_apis
 
@@ -42,9 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    exercised = exercised_apis(args.suites)  # the suites first: a bad features file before any download
     cache = args.cache or default_cache()
     old_wheel, new_wheel = wheel_for(args.old, cache), wheel_for(args.new, cache)
-    exercised = exercised_apis(args.suites)
+    # a namespace typo is told from the wheels' file lists, before their sources are parsed
+    check_namespaces(args.namespace, public_modules(old_wheel) | public_modules(new_wheel), "either wheel")
     diff = diff_apis(read_wheel_api(old_wheel), read_wheel_api(new_wheel), exercised, tuple(args.namespace))
     text = diff.to_markdown() if args.format == "md" else jsonio.dumps_pretty(diff.to_json()).decode() + "\n"
     emit(text, args.output)

@@ -4,7 +4,9 @@
 and whether a column is built from it or it is superseded). `forget ID...` moves whole runs (a run
 dir's name, a run id, or a cell id for all its runs) into the results dir's trash; `prune` empties
 the trash and drops superseded runs: every NO DATA attempt, and all but `--keep N` older runs per
-cell id. The runs a column is built from are never pruned. See harness/merge/inventory.py.
+cell id (a complete run and the partial runs laid over it count as one). The runs a column is built
+from are never pruned. Whatever they move, they merge the results dir's matrix.json again (or say
+how, when it has none). See harness/merge/inventory.py.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.commands._remerge import merge_command, remerge, results_option
 from harness.errors import UsageError
 from harness.merge import inventory
 from harness.text_table import aligned
@@ -68,15 +71,17 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(_table(runs)))
         stale = [r for r in runs if r.no_data and r.superseded]
         if stale:
-            print(f"{len(stale)} superseded NO DATA run(s): `harness cells prune` drops them")
+            print(f"{len(stale)} superseded NO DATA run(s): `harness cells prune{results_option(results)}` drops them")
         return 0
+    where = results_option(results)
     if args.action == "forget":
         if not args.ids:
             raise UsageError("`harness cells forget` needs the ids of the runs or cells to forget")
         gone = inventory.forget(results, args.ids)
         for item in gone:
             print(f"forgot {item.name} ({item.cell_id}, run {item.manifest.run_id}, {item.state})")
-        print(f"moved {len(gone)} run(s) to {results / inventory.TRASH}; `harness cells prune` empties it")
+        print(f"moved {len(gone)} run(s) to {results / inventory.TRASH}; `harness cells prune{where}` empties it")
+        print(_merged_again(results))
         return 0
     report = inventory.prune(results, args.keep, dry_run=args.dry_run)
     verb = "would drop" if args.dry_run else "dropped"
@@ -84,4 +89,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"{verb} {item.name} ({item.cell_id}, {item.state}, {item.role})")
     trash = f"; emptied the trash ({report.trash_emptied} run(s) forgotten earlier)" if report.trash_emptied else ""
     print(f"{verb} {len(report.dropped)} run(s){trash}; {inventory.human_size(report.freed)} freed")
+    if report.dropped and not args.dry_run:
+        print(_merged_again(results))
     return 0
+
+
+def _merged_again(results: Path) -> str:
+    """The results dir's matrix follows its runs: merged again where `harness run` keeps one, else
+    the command that makes it. Dropping only superseded runs changes no column, but the merge's notes
+    about them go too."""
+    if not (results / "matrix.json").is_file():
+        return f"next: {merge_command(results)}   (the matrix of the runs left)"
+    matrix = remerge(results)
+    held = ", ".join(c.id for c in matrix.columns) or "none"
+    return f"merged again: {results / 'matrix.json'} ({len(matrix.columns)} column(s): {held})"

@@ -59,6 +59,8 @@ def _say(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.late_runs < 1:  # every value checked before the plan is read or GitHub asked
+        raise UsageError(f"--late-runs must be at least 1, not {args.late_runs}")
     if args.plan is None and args.submissions is None:
         raise UsageError("nothing to collect: give --plan (a workflow run's cells) and/or --submissions LIST")
     if args.plan is not None and args.expect_out is None:

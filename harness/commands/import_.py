@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from harness.commands._remerge import merge_command
 from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest.cell_reader import ingest_cell
 from harness.ingest.featuremap import FeatureMap
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if done.feature_map is not None:
         _print_rules(done.feature_map, cell.nodeids)
     print(done.cell_dir)
-    print(f"merge it with: harness merge {done.cell_dir} [other cells...] -o matrix.json", file=sys.stderr)
+    print(f"merge it with: {merge_command(args.results_dir)}   (every run there)", file=sys.stderr)
     return 0
 
 

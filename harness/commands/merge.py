@@ -18,19 +18,19 @@ import argparse
 import contextlib
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from harness import outputs
-from harness.cell import FeatureInfo
+from harness.commands._remerge import stated_features
 from harness.errors import HarnessError, InputError, UsageError
 from harness.matrix_json import write_matrix
-from harness.merge.combine import merge_cell_dirs
+from harness.merge.combine import NOT_SHIPPED_SOURCE, PLANNED_SOURCE, merge_cell_dirs
 from harness.merge.inventory import cell_dirs
 from harness.model import Matrix, Problem, ProvenanceState
 from harness.plan import read_plan
-from harness.run.suites import load_features
 
-DEFAULT_FEATURES = Path("suites") / "features.toml"
+DEFAULT_OUTPUT = Path("results") / "matrix.json"  # git-ignored: a default never writes over a tracked file
 
 HELP = "merge cell dirs (or folders of them, e.g. downloaded artifacts) into matrix.json"
 
@@ -38,7 +38,11 @@ HELP = "merge cell dirs (or folders of them, e.g. downloaded artifacts) into mat
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("cells", nargs="+", type=Path, help="cell dirs, or folders that contain cell dirs")
     parser.add_argument(
-        "-o", "--output", type=Path, default=Path("matrix.json"), help="output file (default: matrix.json)"
+        "-o",
+        "--output",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        help=f"output file (default: {DEFAULT_OUTPUT}, beside the runs `harness run` keeps; never a tracked file)",
     )
     parser.add_argument("--strict", action="store_true", help="exit 4 when any input could not be read")
     parser.add_argument(
@@ -78,19 +82,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def stated_features(path: Path | None) -> dict[str, FeatureInfo] | None:
-    """The rows as the features file states them now: `path`, else ./suites/features.toml if there."""
-    if path is None:
-        path = DEFAULT_FEATURES
-        if not path.is_file():
-            return None
-    return load_features(path.parent, path)
-
-
 def _tally(matrix: Matrix, column_id: str, judged: int) -> str:
     # Measurement tests record figures, not outcomes: named apart so "N tests" matches the counts below it.
     measured = sum(cells[column_id].measurements for cells in matrix.cells.values() if column_id in cells)
     return f"{judged} tests" + (f", {measured} measured" if measured else "")
+
+
+def note_lines(matrix: Matrix) -> list[str]:
+    """Each note once: the same words about one column (three runs superseded by one) are one line."""
+    counted = Counter((note.cell, note.note) for note in matrix.notes)
+    return [f"harness: note: {cell}: {text}" + (f" ({n} runs)" if n > 1 else "") for (cell, text), n in counted.items()]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,6 +124,11 @@ def run(args: argparse.Namespace) -> int:
             features=stated_features(args.features),
             provenance=verdicts,
         )
+        if not any(c.source not in (PLANNED_SOURCE, NOT_SHIPPED_SOURCE) for c in matrix.columns):
+            # Nothing read: a typo in a folder name must not write an empty matrix over a good one.
+            why = f": {matrix.input_errors[0].message}" if matrix.input_errors else ""
+            named = " ".join(map(str, args.cells))
+            raise InputError(f"no cell could be read from {named}{why}; {args.output} left as it was")
         # One writer of a folder's merge outputs at a time; a killed merge's temp files go first.
         with outputs.locked(args.output.parent, timeout=args.lock_timeout, what=f"{args.output}"):
             outputs.sweep(args.output.parent)
@@ -139,8 +145,8 @@ def run(args: argparse.Namespace) -> int:
     for problem in matrix.input_errors:
         prefix = "" if problem.message.startswith(problem.source) else f"{problem.source}: "
         print(f"harness: warning: {prefix}{problem.message}", file=sys.stderr)
-    for note in matrix.notes:
-        print(f"harness: note: {note.cell}: {note.note}", file=sys.stderr)
+    for line in note_lines(matrix):
+        print(line, file=sys.stderr)
     invalid = [c for c in matrix.columns if c.provenance and c.provenance.state is ProvenanceState.INVALID]
     for column in invalid:
         print(f"harness: error: {column.id}: provenance invalid: {column.provenance.reason}", file=sys.stderr)  # type: ignore[union-attr]

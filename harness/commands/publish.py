@@ -13,9 +13,11 @@ import os
 import sys
 from pathlib import Path
 
-from harness.errors import UsageError
+from harness.errors import EmptyPublicationError, UsageError
 from harness.matrix_json import iter_tests, load_matrix
+from harness.model import Matrix
 from harness.outputs import DEFAULT_LOCK_TIMEOUT
+from harness.publish.baseline import is_url, site_matrix
 from harness.publish.render import DEFAULT_STALE_AFTER_HOURS
 
 HELP = "write a static site (index.html, matrix.json, diff, badges/, history/) and the GitHub job summary"
@@ -42,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     baseline.add_argument("--no-baseline", action="store_true", help="write no diff")
     parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="publish a matrix with no column that has results even over a publication that has some "
+        "(refused otherwise: exit 1)",
+    )
+    parser.add_argument(
         "--inline-limit",
         type=int,
         default=None,
@@ -58,6 +66,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def refuse_empty(matrix: Matrix, path: Path, previous: Matrix | None, where: str | Path | None) -> None:
+    """Nothing good is replaced by nothing: a matrix without a column that has results (a merge of a
+    mistyped folder, every runner down) is not published over a publication that has one."""
+    if any(c.has_data for c in matrix.columns) or where is None:
+        return
+    if previous is None and not is_url(str(where)) and Path(where).exists():
+        previous = load_matrix(Path(where), results="outcomes")
+    held = [c.id for c in previous.columns if c.has_data] if previous is not None else []
+    if held:
+        raise EmptyPublicationError(
+            f"{path} has no column with results and the last publication ({where}) has {len(held)} "
+            f"({', '.join(held[:3])}{', ...' if len(held) > 3 else ''}): not published over it",
+            hint="merge the right cells, or pass --allow-empty to publish it anyway",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     if args.stale_after <= 0:
         raise UsageError("--stale-after must be a positive number of hours")
@@ -65,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--inline-limit must be 0 or more bytes")
     if args.lock_timeout < 0:
         raise UsageError("--lock-timeout must be 0 or more seconds")
-    from harness.publish.baseline import load_baseline, site_matrix
+    from harness.publish.baseline import load_baseline
     from harness.publish.site import INLINE_LIMIT, publish, site_lock  # the page renderer (Jinja2) only here
 
     # Held without its long texts; the page's details and the matrix's parts read the rows whole,
@@ -80,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
             baseline = load_baseline(source, results="outcomes")  # the diff compares outcomes only
             if baseline is None:
                 print(f"baseline: none at {source} (the first publication?); no diff written", file=sys.stderr)
+        if not args.allow_empty:
+            refuse_empty(matrix, args.matrix, baseline, source or site_matrix(args.site))
         done = publish(
             matrix,
             args.site,

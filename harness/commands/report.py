@@ -48,6 +48,8 @@ def render(matrix: Matrix, fmt: str, limit: int, stale_after: float = DEFAULT_ST
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UsageError(f"--limit must be a positive number of bytes, not {args.limit}")
     matrix = load_matrix(args.matrix)
     if args.stale_after <= 0:
         raise UsageError("--stale-after must be a positive number of hours")

@@ -26,15 +26,25 @@ from harness import outputs
 from harness.cell import CellStatus
 from harness.commands._args import BACKEND_HELP, PYTHON_HELP, backend_id, python_or_path
 from harness.commands._build_options import add_container_arguments, spec_from_args
-from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
+from harness.errors import (
+    CellTimeoutError,
+    HarnessError,
+    InfrastructureError,
+    TestsFailedError,
+    UsageError,
+    did_you_mean,
+)
 from harness.host.doctor import make_report
 from harness.host.facts import detect_host, root_from_env
 from harness.interpreters import PythonKey, python_key
-from harness.matrix_json import write_matrix
+from harness.matrix_json import iter_tests, write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import CellRun, cell_dirs, older_no_data
+from harness.model import Column
+from harness.outcomes import BAD
 from harness.publish.render.markdown import render_markdown
 from harness.run.execute import CellOutcome, RunOptions, run_cell
+from harness.run.option_checks import split_pytest_args
 from harness.run.suites import load_features
 
 HELP = "run the suites for one backend into a new cell dir and print the matrix"
@@ -107,7 +117,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         extra += ["-k", args.keyword]
     if args.markexpr:
         extra += ["-m", args.markexpr]
-    extra += shlex.split(args.pytest_args)
+    extra += split_pytest_args(args.pytest_args)
     key = python_key(args.python)
     containerized = args.container or (args.backend is not None and not args.native)
     if args.python and key is None and containerized:
@@ -195,9 +205,44 @@ def stale_line(stale: list[CellRun], results_dir: Path) -> str:
     )
 
 
+def ran_nothing(outcome: CellOutcome, opts: RunOptions) -> UsageError:
+    """A run that selected no test, or whose pytest arguments pytest refused: the user's mistake, one
+    line (exit 2); its cell says `not-started` and the merge never lays it over a run."""
+    manifest = outcome.manifest
+    what = manifest.selection.describe() if manifest.selection else "the run"
+    why = manifest.error or "nothing ran"
+    near = _closest_test(opts.results_dir / "matrix.json", opts.tests)
+    return UsageError(f"{what}: no test ran ({why}){near}; the columns in {opts.results_dir} are unchanged")
+
+
+def _closest_test(matrix: Path, tests: tuple[str, ...]) -> str:
+    """(did you mean ID?) for a --test id near one the results dir's matrix holds (a parameter's typo)."""
+    if not tests or not matrix.is_file():
+        return ""
+    try:
+        return did_you_mean(tests[0], [row.id for row in iter_tests(matrix)])
+    except HarnessError:
+        return ""
+
+
+def failing_line(bad: int, failing: list[str], summary: Path) -> str:
+    """The run's closing error: how many tests failed and which (the first three), so that --quiet,
+    which prints no matrix, still names them."""
+    named = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
+    return f"{bad} test(s) failed, errored, timed out or crashed" + (f": {named}" if named else "") + f"; see {summary}"
+
+
+def _in_column(column: Column | None, outcome: CellOutcome) -> bool:
+    """Whether the run's results are in its column (a partial run is laid over only when it completed)."""
+    run_id = outcome.manifest.run_id
+    return column is None or not outcome.manifest.partial or run_id in (column.run_id, *(r.run_id for r in column.runs))
+
+
 def run(args: argparse.Namespace) -> int:
     opts = options_from(args)
     outcome = launch(args, opts)
+    if outcome.manifest.never_ran:
+        raise ran_nothing(outcome, opts)
     out_dir = opts.results_dir
     # The workstation loop: matrix.json holds every cell under results/ (the newest run of each
     # cell id), so `tox -e cpu` then `tox -e cu130` leaves both columns side by side.
@@ -228,11 +273,17 @@ def run(args: argparse.Namespace) -> int:
     ran_without_its_device = column is not None and column.variant is not None
     lighter = lighter_build(opts.python or sys.executable) if ran_without_its_device else None
     print("\n".join(next_steps(out_dir, lighter)), file=sys.stderr)
+    # A partial run that did not complete is not laid over its column (merge/combine.py): say so.
+    kept = "" if _in_column(column, outcome) else f"; not laid over column {cell_id}, which keeps its results"
     if status == CellStatus.INFRA_ERROR.value:
-        raise InfrastructureError(f"cell {cell_id} is NO DATA: {outcome.manifest.error}")
+        what = f"the run of {outcome.manifest.selection.describe()}" if kept else f"cell {cell_id}"
+        raise InfrastructureError(f"{what} is NO DATA: {outcome.manifest.error}{kept}")
     if status == CellStatus.TIMEOUT.value:
-        raise CellTimeoutError(f"{outcome.manifest.error}; partial results in {outcome.cell_dir}")
+        raise CellTimeoutError(f"{outcome.manifest.error}; partial results in {outcome.cell_dir}{kept}")
+    if kept:
+        raise TestsFailedError(f"the run of {outcome.manifest.selection.describe()} {status}{kept}")
     bad = column.failures if column else 0
     if bad or status == CellStatus.CRASHED.value:
-        raise TestsFailedError(f"{bad} test(s) failed, errored, timed out or crashed; see the list above")
+        failing = [row.id for row, result in matrix.results(cell_id) if result.outcome in BAD] if column else []
+        raise TestsFailedError(failing_line(bad, failing, out_dir / "summary.md"))
     return 0

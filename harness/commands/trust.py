@@ -59,8 +59,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _need_scope(args: argparse.Namespace) -> None:
+    from harness.provenance.trust import check_backend_arguments
+
     if not args.backend and not args.column:
         raise UsageError("say what it may vouch for: --backend ID (a family or build variant) or --column PATTERN")
+    check_backend_arguments(args.backend or [])
 
 
 def _add_key(args: argparse.Namespace) -> int:

@@ -5,7 +5,9 @@ and its PEP 691 JSON page, and PyTorch's release, test and nightly channel pages
 difference (new releases and patch releases, upload dates, Python versions, new or missing variants,
 a release that left the test channel) with where it was read. `--write FILE` writes backends.toml
 with the plain facts applied (validated first, written atomically; FILE may be the registry itself);
-what needs a person (a new variant's status) is listed. Offline, it says so in one line (exit 3).
+what needs a person (a new variant's status) is listed. Each source says what it gave; offline, or with
+a page that did not answer (pip then answers from its other sources), it says so and exits 3: it never
+says "the registry matches the indexes" about what it could not read.
 `--record DIR` saves every response; `--responses DIR` replays them instead of the network.
 """
 
@@ -16,7 +18,7 @@ import datetime
 import sys
 from pathlib import Path
 
-from harness.errors import InfrastructureError
+from harness.errors import InfrastructureError, InputError, RegistryError
 from harness.images import upstream
 from harness.jsonio import write_atomic
 from harness.registry import CHANNELS, REGISTRY_PATH, load_registry
@@ -52,7 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    registry = load_registry(args.registry.resolve())
+    try:
+        registry = load_registry(args.registry.resolve())
+    except RegistryError as err:  # a file named on the command line that cannot be read: exit 4, as any
+        if args.registry.resolve() == REGISTRY_PATH.resolve():
+            raise
+        raise InputError(str(err)) from None
     source: upstream.Source
     if args.responses:
         source = upstream.Recorded(args.responses)
@@ -64,14 +71,18 @@ def run(args: argparse.Namespace) -> int:
         found = upstream.compare(registry, source, index.rstrip("/"), args.channel or upstream.CHANNEL_PAGES)
     except upstream.Offline as err:
         raise InfrastructureError(upstream.offline_line(err)) from None
+    for where, what in found.gave.items():  # per source what it gave, and what could not be read
+        print(f"harness upstream: read {where}: {what}", file=sys.stderr)
+    for where, why in found.unread.items():
+        print(f"harness upstream: not read {where}: {why}", file=sys.stderr)
     for note in found.notes:
         print(f"harness upstream: {note}", file=sys.stderr)
     for diff in found.differences:
         print(diff.line())
     read = ", ".join(found.read)
-    if not found.differences:
+    if not found.differences and found.complete:
         print(f"the registry matches the indexes (read: {read})")
-    else:
+    elif found.differences:
         print(f"{len(found.differences)} difference(s) (read: {read})", file=sys.stderr)
     if args.write:
         today = datetime.datetime.now(datetime.UTC).date().isoformat()
@@ -83,4 +94,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             write_atomic(args.write, lambda handle: handle.write(text.encode("utf-8")))
             print(f"wrote {args.write}: the registry with the plain facts applied", file=sys.stderr)
+    if not found.complete:  # never "matches" on what was not read: the answer is unknown
+        raise InfrastructureError(
+            f"could not check {len(found.unread)} source(s) ({', '.join(found.unread)}); "
+            f"{len(found.differences)} difference(s) in what was read"
+        )
     return 0

@@ -239,8 +239,15 @@ class Difference:
 @dataclass
 class Comparison:
     differences: list[Difference] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # channels not reachable, what was read
+    notes: list[str] = field(default_factory=list)  # what was left out of what was read
     read: list[str] = field(default_factory=list)  # the sources read
+    gave: dict[str, str] = field(default_factory=dict)  # source read -> what it gave ("41 versions")
+    unread: dict[str, str] = field(default_factory=dict)  # source not read -> why: the answer is unknown
+
+    @property
+    def complete(self) -> bool:
+        """Every source answered: only then can "the registry matches the indexes" be said."""
+        return not self.unread
 
 
 def _minor(version: str) -> str:
@@ -264,17 +271,28 @@ def _python_list(pythons: Iterable[str]) -> list[str]:
 
 
 def compare_pypi(registry: Registry, source: Source, index: str, out: Comparison) -> None:
-    """Final releases on pip's index: new releases and patch releases, upload dates, Python versions."""
-    versions = [v for v in source.versions(index) if _final(v)]
+    """Final releases on pip's index: new releases and patch releases, upload dates, Python versions.
+    pip answers from its find-links and extra indexes too (and from them alone when the index refuses
+    it, without a word): only the versions the index's own page serves are the index's."""
+    answered = source.versions(index)
     page_url = f"{index.rstrip('/')}/{PACKAGE}/"
     where = f"pip index versions {PACKAGE} --index-url {index}"
-    out.read.append(where)
     try:
         wheels = parse_page(*source.page(page_url))
-        out.read.append(page_url)
     except Offline as err:
-        wheels = []
-        out.notes.append(f"no file list ({err}): upload dates and Python versions not compared")
+        out.unread[page_url] = f"{err}; pip's answer ({len(answered)} versions) cannot be told from its other sources"
+        return
+    served = {w.version for w in wheels}
+    elsewhere = [v for v in answered if v not in served]
+    if elsewhere:
+        out.notes.append(
+            f"pip listed {', '.join(elsewhere[:3])}{' ...' if len(elsewhere) > 3 else ''} that {page_url} does not "
+            "serve (its find-links or another index answered): left out"
+        )
+    versions = [v for v in answered if _final(v) and v in served]
+    out.read += [where, page_url]
+    out.gave[where] = f"{len(versions)} final versions"
+    out.gave[page_url] = f"{len(wheels)} wheels"
     by_version: dict[str, list[Wheel]] = defaultdict(list)
     for wheel in wheels:
         by_version[wheel.version].append(wheel)
@@ -313,9 +331,10 @@ def compare_channel(registry: Registry, source: Source, channel: str, out: Compa
     try:
         wheels = parse_page(*source.page(url))
     except Offline as err:
-        out.notes.append(f"the {channel} channel was not read ({err})")
+        out.unread[url] = f"the {channel} channel: {err}"
         return
     out.read.append(url)
+    out.gave[url] = f"{len(wheels)} wheels"
     by_minor: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # minor -> version -> variants
     for wheel in wheels:
         if wheel.variant:
@@ -347,8 +366,8 @@ def compare_channel(registry: Registry, source: Source, channel: str, out: Compa
 
 
 def compare(registry: Registry, source: Source, index: str, channels: Iterable[str] = CHANNEL_PAGES) -> Comparison:
-    """Every difference between the registry and the indexes. Raises Offline when pip's index does not
-    answer (nothing can be compared); a PyTorch channel that does not is a note."""
+    """Every difference between the registry and the indexes. Raises Offline when pip does not answer
+    (nothing can be compared); a page that does not is in `unread` (the answer is then unknown)."""
     out = Comparison()
     compare_pypi(registry, source, index, out)
     for channel in channels:

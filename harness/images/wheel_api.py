@@ -272,6 +272,16 @@ def _version(archive: zipfile.ZipFile, path: Path) -> str:
     return parts[1] if len(parts) > 1 else "unknown"
 
 
+def public_modules(path: Path, package: str = "torch") -> set[str]:
+    """The public modules of `package` in the wheel, from its file list alone (nothing parsed): what a
+    --namespace is checked against before the sources are read."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return {m for m in _Sources(archive, package).files if _is_public(m)}
+    except (OSError, zipfile.BadZipFile) as err:
+        raise InputError(f"{path}: not a readable wheel ({err})") from err
+
+
 def read_wheel_api(path: Path, package: str = "torch", modules: Iterable[str] | None = None) -> WheelApi:
     """The public API of `package` in the wheel at `path`: every public module (no `_` in its dotted
     path), or only `modules`. Raises InputError for a file that is not a readable wheel."""

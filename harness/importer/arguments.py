@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 from urllib.parse import urlsplit
 
-from harness.cell import valid_cell_id
+from harness.cell import argument_cell_id
 from harness.errors import InputError, UsageError
 from harness.registry import Backend, load_registry
 from harness.torch_build import TorchVersion, parse_version
@@ -42,10 +42,7 @@ _KINDS: Final = (
 
 
 def check_cell_id(text: str) -> str:
-    try:
-        return valid_cell_id(text)
-    except InputError as err:  # a bad argument, not a bad file
-        raise UsageError(f"--cell-id: {err}") from None
+    return argument_cell_id(text)  # a bad argument, not a bad file
 
 
 def check_backend(text: str) -> Backend:

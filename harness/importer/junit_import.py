@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from harness import __version__, gcpause
+from harness import __version__, gcpause, outputs
 from harness.cell import (
     CellDir,
     CellStatus,
@@ -276,9 +276,10 @@ def import_junit(spec: ImportSpec, *, plain: bool = False) -> Imported:
         # its passes over them took about a tenth of a lean file's import (harness/gcpause.py).
         with building_cell(spec.results_dir, checked.cell_id) as cell, gcpause.paused():
             done = _build(spec, checked, cell, feature_map, map_bytes, plain=plain)
-    except OSError as err:  # disk full, a name the file system refuses...: one line, nothing left
-        where = err.filename or spec.results_dir
-        raise InputError(f"{where}: cannot write the cell: {err.strerror or err}") from None
+    except OSError as err:  # disk full, a read-only folder...: exit 6 as every writer's, nothing left
+        if err.filename is not None and Path(err.filename) in spec.files:
+            raise InputError(f"{err.filename}: cannot read: {err.strerror or err}") from None
+        raise outputs.cannot_write(spec.results_dir, err) from None
     done.cell_dir = cell.path  # where it was renamed into place
     return done
 

@@ -121,8 +121,10 @@ def _run_order(item: CellInput) -> tuple[int, str]:
 
 def deduplicate(inputs: Sequence[CellInput]) -> tuple[list[ColumnRuns], list[Note]]:
     """One column per cell_id: the latest complete run, with the partial runs (a selection of tests)
-    that started after it laid over it; the same run uploaded twice merges once. A partial run with
-    no complete run of its cell id is a column of its own (the newest such run)."""
+    that started after it, completed and ran a test, laid over it; the same run uploaded twice merges
+    once. A partial run with no complete run of its cell id is a column of its own (the newest such
+    run). A run that ran nothing (`not-started`: a typo in a selection or pytest's arguments) is never
+    laid over another run; it is a column only when its cell id has no other run."""
     by_id: dict[str, list[CellInput]] = {}
     for item in inputs:
         by_id.setdefault(item.cell_id, []).append(item)
@@ -139,17 +141,32 @@ def deduplicate(inputs: Sequence[CellInput]) -> tuple[list[ColumnRuns], list[Not
                 continue
             seen_runs[run_id] = item
         ordered = sorted(seen_runs.values(), key=_run_order)
-        complete = [c for c in ordered if not c.manifest.partial]
-        base = complete[-1] if complete else ordered[-1]
-        overlays = tuple(c for c in ordered if c.manifest.partial and _run_order(c) > _run_order(base))
-        attempt = base.manifest.run_attempt
-        for older in ordered:
-            if older is base or older in overlays:
-                continue
-            note = f"superseded by run {base.manifest.run_id} (attempt {attempt})"
-            notes.append(Note(cell=cell_id, source=str(older.path), note=note))
+        ran = [c for c in ordered if not c.manifest.never_ran] or ordered[-1:]
+        complete = [c for c in ran if not c.manifest.partial]
+        base = complete[-1] if complete else ran[-1]
+        overlays = tuple(c for c in ran if _overlays(c, base))
+        for other in ordered:
+            if other is not base and other not in overlays:
+                notes.append(Note(cell=cell_id, source=str(other.path), note=left_out(other.manifest, base.manifest)))
         kept.append(ColumnRuns(base, overlays))
     return kept, notes
+
+
+def _overlays(item: CellInput, base: CellInput) -> bool:
+    """A partial run is laid over the base when it started after it, completed, and ran a test."""
+    m = item.manifest
+    return m.partial and m.completed and not m.never_ran and _run_order(item) > _run_order(base)
+
+
+def left_out(manifest: Manifest, base: Manifest) -> str:
+    """Why a run is not part of its column (one note, the same words in `harness cells`)."""
+    if manifest.never_ran:
+        return f"run {manifest.run_id} ran nothing ({manifest.error or 'no test selected'}): left out"
+    later = (manifest.run_attempt, manifest.started_at or "") > (base.run_attempt, base.started_at or "")
+    if manifest.partial and later:
+        status = manifest.status.value if manifest.status else "unknown"
+        return f"partial run {manifest.run_id} ended {status}: not laid over run {base.run_id}"
+    return f"superseded by run {base.run_id}" + (f" (attempt {base.run_attempt})" if base.run_attempt > 1 else "")
 
 
 def overlay(base: CellResult, later: Sequence[CellResult]) -> tuple[CellResult, dict[str, int]]:

@@ -18,12 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from harness import outputs
 from harness.cell import CellStatus, Manifest, read_manifest
 from harness.errors import HarnessError, UsageError
-from harness.merge.combine import CellInput, deduplicate
+from harness.merge.combine import CellInput, deduplicate, left_out
 
 TRASH: Final = ".trash"
 NO_DATA: Final = "NO DATA"
+IN_USE: Final = "in use"
+LAID_OVER: Final = "laid over the base run"
 _RESULT_FILES: Final = ("events.jsonl", "junit.xml")
 
 
@@ -35,7 +38,7 @@ class CellRun:
     manifest: Manifest
     state: str  # completed, NO DATA, partial (a selection), timeout, crashed, ...
     size: int  # bytes on disk
-    role: str  # "in use", "laid over the base run", "superseded by run X"
+    role: str  # IN_USE, LAID_OVER, or why no column is built from it ("superseded by run X", ...)
 
     @property
     def cell_id(self) -> str:
@@ -47,7 +50,8 @@ class CellRun:
 
     @property
     def superseded(self) -> bool:
-        return self.role.startswith("superseded")
+        """No column is built from it (a newer run replaced it, it ran nothing, it was not laid over)."""
+        return self.role not in (IN_USE, LAID_OVER)
 
     @property
     def no_data(self) -> bool:
@@ -65,7 +69,7 @@ def has_results(path: Path) -> bool:
 
 def state_of(path: Path, manifest: Manifest) -> str:
     """What a run holds: NO DATA (it never got to tests), a partial selection, or how it ended."""
-    if manifest.status is CellStatus.INFRA_ERROR or not has_results(path):
+    if manifest.status is CellStatus.INFRA_ERROR or manifest.never_ran or not has_results(path):
         return NO_DATA
     if manifest.partial:
         return "partial"
@@ -161,17 +165,17 @@ def list_runs(results_dir: Path) -> list[CellRun]:
     columns, _ = deduplicate(inputs)
     roles: dict[Path, str] = {}
     for column in columns:
-        roles[column.base.path] = "in use"
+        roles[column.base.path] = IN_USE
         for item in column.overlays:
-            roles[item.path] = "laid over the base run"
-    base_of = {c.cell_id: c.base.manifest.run_id for c in columns}
+            roles[item.path] = LAID_OVER
+    base_of = {c.cell_id: c.base.manifest for c in columns}
     runs = [
         CellRun(
             path=i.path,
             manifest=i.manifest,
             state=state_of(i.path, i.manifest),
             size=size_of(i.path),
-            role=roles.get(i.path, f"superseded by run {base_of.get(i.cell_id, '?')}"),
+            role=roles.get(i.path) or left_out(i.manifest, base_of[i.cell_id]),
         )
         for i in inputs
     ]
@@ -180,7 +184,8 @@ def list_runs(results_dir: Path) -> list[CellRun]:
 
 def _trash(results_dir: Path) -> Path:
     trash = results_dir / TRASH
-    trash.mkdir(exist_ok=True)
+    with outputs.writing(trash):  # a full disk, a read-only folder: exit 6 and one line, as any writer
+        trash.mkdir(exist_ok=True)
     return trash
 
 
@@ -192,7 +197,8 @@ def _move_to_trash(results_dir: Path, run: CellRun) -> Path:
     while target.exists():
         n += 1
         target = trash / f"{run.name}-{n}"
-    os.rename(run.path, target)
+    with outputs.writing(run.path):
+        os.rename(run.path, target)
     return target
 
 
@@ -223,18 +229,40 @@ class PruneReport:
     freed: int  # bytes
 
 
+def generations(runs: Sequence[CellRun]) -> list[list[CellRun]]:
+    """One cell id's runs, oldest first, cut where a complete run starts (one that ran: the merge
+    builds on it): each such run with the runs after it (partial runs laid over it, attempts that
+    ran nothing)."""
+    ordered = sorted(runs, key=lambda r: (r.manifest.run_attempt, r.manifest.started_at or "", r.name))
+    cut: list[list[CellRun]] = []
+    for run in ordered:
+        if not cut or not (run.manifest.partial or run.manifest.never_ran):
+            cut.append([run])
+        else:
+            cut[-1].append(run)
+    return cut
+
+
 def prunable(runs: Sequence[CellRun], keep: int) -> list[CellRun]:
     """The superseded runs to drop: every NO DATA attempt, and of the others all but the `keep`
-    newest per cell id. The runs a column is built from are never dropped."""
+    newest generations per cell id (a complete run and the partial runs after it go or stay
+    together: a kept partial run keeps the run it was laid over). The runs a column is built from
+    are never dropped."""
     dropped: list[CellRun] = []
     by_cell: dict[str, list[CellRun]] = {}
     for run in runs:
-        if run.superseded:
-            by_cell.setdefault(run.cell_id, []).append(run)
-    for older in by_cell.values():
-        older.sort(key=lambda r: (r.manifest.started_at or "", r.name), reverse=True)
-        with_data = [r for r in older if not r.no_data]
-        dropped += [r for r in older if r.no_data] + with_data[keep:]
+        by_cell.setdefault(run.cell_id, []).append(run)
+    for group in by_cell.values():
+        kept = 0
+        for generation in reversed(generations(group)):
+            dropped += [r for r in generation if r.superseded and r.no_data]
+            with_data = [r for r in generation if r.superseded and not r.no_data]
+            if not with_data or any(not r.superseded for r in generation):
+                continue  # the column's own generation stays whole
+            if kept < keep:
+                kept += 1
+            else:
+                dropped += with_data
     return dropped
 
 
@@ -252,7 +280,8 @@ def prune(results_dir: Path, keep: int, *, dry_run: bool = False) -> PruneReport
         for run in dropped:
             _move_to_trash(results_dir, run)
         if trash.is_dir():
-            shutil.rmtree(trash)
+            with outputs.writing(trash):
+                shutil.rmtree(trash)
     return PruneReport(dropped=tuple(dropped), trash_emptied=len(earlier), freed=freed)
 
 

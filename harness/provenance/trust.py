@@ -127,6 +127,15 @@ def _known_backend(name: str) -> bool:
     return name in FAMILIES or name in LEGACY_IDS or parse_variant(name) is not None
 
 
+def check_backend_arguments(names: Sequence[str]) -> None:
+    """`--backend` values as typed: a name that is no family or build variant is a usage error (exit 2), before
+    the trust file is read or written."""
+    for name in names:
+        if not _known_backend(name):
+            known = [*FAMILIES, *(b.id for b in load_registry().values())]
+            raise UsageError(f"--backend {name!r} is no backend or family{did_you_mean(name, known)}")
+
+
 def _scope(entry: Mapping[str, Any], where: str) -> Scope:
     scope = Scope(backends=_strings(entry.get("backends")), columns=_strings(entry.get("columns")))
     if not scope.backends and not scope.columns:

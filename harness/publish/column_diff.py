@@ -67,7 +67,7 @@ class Change:
 class FeatureChange:
     feature: str
     title: str
-    before: Rollup
+    before: Rollup | None  # None: the older column had no such row (a new feature), never "NO DATA"
     after: Rollup
     newly_failing: int
     newly_passing: int
@@ -80,7 +80,7 @@ class FeatureChange:
         return {
             "feature": self.feature,
             "title": self.title,
-            "before": self.before.value,
+            "before": self.before.value if self.before else None,
             "after": self.after.value,
             "newly_failing": self.newly_failing,
             "newly_passing": self.newly_passing,
@@ -283,7 +283,7 @@ def diff_columns(
             FeatureChange(
                 feature=feature.id,
                 title=feature.title,
-                before=old_cell.state if old_cell else Rollup.NO_DATA,
+                before=old_cell.state if old_cell else None,
                 after=new_cell.state if new_cell else Rollup.NO_DATA,
                 newly_failing=failing,
                 newly_passing=passing,

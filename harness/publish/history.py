@@ -11,8 +11,10 @@ and an index.
     history/index.json                         derived from the files present; rewritten each time
 
 Every file but the index is written once and never rewritten; publishing the same matrix again finds
-its run key already recorded and adds nothing. Summaries of schema history/1 (before per-test
-results) are still read: their runs have a trend point and no per-test results.
+its run key in the newest entry and adds nothing (a key is every run laid into each column, reruns
+included; a matrix that goes back to an older key, after a run was forgotten, is recorded again).
+Summaries of schema history/1 (before per-test results) are still read: their runs have a trend point
+and no per-test results.
 
 Per-test results are compact because a site at its scale holds 20 columns x 50,000 tests per run: an
 outcome is one character (`OUTCOME_CODES`), a duration one character of a logarithmic scale
@@ -112,13 +114,23 @@ def outcome_code(result: TestResult) -> str:
 
 
 def run_key(matrix: Matrix) -> str:
-    """Identifies the run: the GitHub run when there is one, else a hash of the columns' runs."""
+    """Identifies the run: the GitHub run when there is one, else a hash of every run laid into
+    each column (a partial rerun changes the key: its results are a new publication). A column of
+    one run keys as it always did, so a history written before reruns were keyed reads the same."""
     run_id = os.environ.get("GITHUB_RUN_ID")
     if run_id and run_id.isdigit():
         attempt = os.environ.get("GITHUB_RUN_ATTEMPT", "1")
         return f"gh{run_id}-{attempt if attempt.isdigit() else '1'}"
-    runs = sorted(f"{c.id}={c.run_id}@{c.run_attempt}" for c in matrix.columns)
+    runs = sorted(f"{c.id}={'+'.join(r.run_id for r in c.runs) or c.run_id}@{c.run_attempt}" for c in matrix.columns)
     return hashlib.sha256("\n".join(runs).encode()).hexdigest()[:12]
+
+
+def recorded_last(history_dir: Path, key: str) -> bool:
+    """Whether the newest entry is this run: publishing the same matrix again adds nothing. An older
+    entry with the key (a forgotten run brought the column back to it) is recorded again, so the
+    newest entry is always what the page shows."""
+    names = _names(history_dir)
+    return bool(names) and names[-1].group(2) == key
 
 
 def run_url() -> str | None:
@@ -328,7 +340,7 @@ def append_run(history_dir: Path, matrix: Matrix, *, results_schema: str = RESUL
     publishes before history-results/2 did (for the comparisons in tests and benchmarks)."""
     outputs.make_dirs(history_dir)
     summary = summarize(matrix)
-    if any(m.group(2) == summary.run for m in _names(history_dir)):
+    if recorded_last(history_dir, summary.run):
         write_index(history_dir)
         return None
     ids, outcomes, durations = result_codes(matrix)
@@ -348,7 +360,7 @@ def append_codes(
     per-test results (a delta against the previous recorded run where it can be), the summary last
     (a kill before it leaves an unnamed results file, which no summary points at: never a base)."""
     outputs.make_dirs(history_dir)
-    if any(m.group(2) == summary.run for m in _names(history_dir)):
+    if recorded_last(history_dir, summary.run):
         write_index(history_dir)
         return None
     stamp = _stamp()

@@ -40,6 +40,7 @@ from harness.errors import InfrastructureError, InterruptedRunError
 from harness.interpreters import PythonKey, id_tag
 from harness.probe import Probe
 from harness.registry import Backend, backend_for_probe, get_backend, load_registry
+from harness.run import option_checks
 from harness.run.exits import Terminated, exit_info, sigterm_as_exception, status_for
 from harness.run.health import (
     CPU_ONLY,
@@ -87,6 +88,14 @@ class RunOptions:
     def __post_init__(self) -> None:
         if isinstance(self.backend, str):
             object.__setattr__(self, "backend", get_backend(self.backend))
+        # Every value is checked here, before a cell exists: a typo must never leave a cell behind.
+        option_checks.check_workers(self.workers)
+        option_checks.check_seconds("--test-timeout", self.test_timeout)
+        option_checks.check_seconds("--cell-timeout", self.cell_timeout)
+        option_checks.check_cell_id(self.cell_id)
+        option_checks.check_tests(self.suites_dir, self.tests)
+        option_checks.check_expressions(self.pytest_args)
+        load_features(self.suites_dir, self.features_file)  # a features file that cannot be read, too
 
 
 @dataclass
@@ -166,6 +175,7 @@ def _probe_natively(opts: RunOptions, make_launcher: LauncherFactory, stack: con
         return Probe()  # the health gate says what is wrong, in the cell
     if not found.has_torch:
         raise no_torch(launcher.python, found)
+    option_checks.check_channel(opts.channel, found.torch_version)  # before the cell: a contradiction is a typo
     return found
 
 
@@ -370,4 +380,24 @@ def _watch(opts: RunOptions, cell: CellDir, manifest: Manifest, process: Any) ->
     status = status_for(code)
     info: ExitInfo = exit_info(code, process)
     error = None if status is CellStatus.COMPLETED else f"pytest ended with {info.meaning} (exit {code})"
+    if status is CellStatus.NOT_STARTED:
+        said = refusal(cell.output_log)
+        error = "pytest selected no test" if code == 5 else "pytest refused its arguments"
+        error += f" (exit {code})" + (f": {said}" if said else "")
     return _finish(cell, manifest, status, exit=info, error=error)
+
+
+def refusal(output_log: Path) -> str | None:
+    """pytest's own line saying why it ran nothing (`ERROR: not found: ...`, `ERROR: Wrong expression
+    passed to '-k'...`), from the end of the cell's log."""
+    try:
+        with output_log.open("rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 65536))
+            lines = log.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    # argparse's own line first (`__main__.py: error: unrecognized arguments: --x`), then pytest's
+    usage = [line.split(": error: ", 1)[1] for line in lines if ": error: " in line]
+    errors = [line[len("ERROR:") :].strip() for line in lines if line.startswith("ERROR:") and "usage:" not in line]
+    found = (usage or errors or [None])[-1]
+    return found[:300] if found else None

@@ -7,7 +7,7 @@ import signal
 from collections.abc import Iterator
 from typing import Any, Final
 
-from harness.cell import CellStatus, ExitInfo
+from harness.cell import PYTEST_REFUSED, CellStatus, ExitInfo
 
 _MEANING: Final = {
     0: "all tests passed",
@@ -66,8 +66,10 @@ def exit_info(code: int | None, process: Any = None) -> ExitInfo:
 
 
 def status_for(code: int | None) -> CellStatus:
-    if code in (0, 1, 5):
+    if code in (0, 1):
         return CellStatus.COMPLETED
+    if code in PYTEST_REFUSED:  # a usage error or no test selected: nothing ran, never a result
+        return CellStatus.NOT_STARTED
     if code is not None and (code < 0 or code > 128 or code == 124):
         return CellStatus.CRASHED
     return CellStatus.INFRA_ERROR

@@ -27,15 +27,19 @@ HEALTH_TIMEOUT: Final = 60.0
 NOTHING_RAN: Final = "nothing ran"
 NVIDIA_CONTROL: Final = "/dev/nvidiactl"
 
-# The fix for a backend whose device is missing, by build kind.
+# The fix for a backend whose device is missing, by build kind: the driver (native and container
+# runs), then what a container needs on top (a native run is never told about container tooling).
 DEVICE_FIX: Final = {
-    "cuda": "install the NVIDIA driver (nvidia-smi must list the GPU) and, for containers, the NVIDIA Container "
+    "cuda": "install the NVIDIA driver (nvidia-smi must list the GPU)",
+    "rocm": "load the amdgpu driver with ROCm support (it makes /dev/kfd and /dev/dri/renderD*)",
+    "xpu": "install Intel's GPU driver (i915 or xe: it makes /dev/dri/renderD*)",
+}
+CONTAINER_FIX: Final = {
+    "cuda": " and, for containers, the NVIDIA Container "
     "Toolkit (`sudo nvidia-ctk runtime configure --runtime=docker`, then restart dockerd; the harness passes "
     "--gpus all, or CDI names with --cdi after `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`)",
-    "rocm": "load the amdgpu driver with ROCm support (it makes /dev/kfd and /dev/dri/renderD*); the harness "
-    "passes both to the container with the host's video and render groups",
-    "xpu": "install Intel's GPU driver (i915 or xe: it makes /dev/dri/renderD*); the harness passes /dev/dri "
-    "to the container with the host's video and render groups",
+    "rocm": "; the harness passes both to the container with the host's video and render groups",
+    "xpu": "; the harness passes /dev/dri to the container with the host's video and render groups",
 }
 GROUP_FIX: Final = (
     "add the runner's user to the groups that own the device nodes (`sudo usermod -aG video,render $USER`, "
@@ -47,9 +51,9 @@ def _runner_labels(backend: Backend) -> str:
     return ", ".join(backend.runner_labels)
 
 
-def no_device(backend: Backend, what: str) -> str:
-    """One line: what is missing, that nothing ran, the fix."""
-    fix = DEVICE_FIX.get(backend.build, "")
+def no_device(backend: Backend, what: str, *, container: bool = True) -> str:
+    """One line: what is missing, that nothing ran, the fix (a native run's without container tooling)."""
+    fix = DEVICE_FIX.get(backend.build, "") + (CONTAINER_FIX.get(backend.build, "") if container else "")
     where = f"; or run this cell on a runner labelled {_runner_labels(backend)}" if backend.runner_labels else ""
     return f"{backend.display_name} cannot run here: {what}; {NOTHING_RAN} (fix: {fix}{where})"
 
@@ -71,7 +75,7 @@ def preflight(
     if backend.gpus and not exists(NVIDIA_CONTROL):
         missing.append(f"{NVIDIA_CONTROL} is missing on this host (no NVIDIA driver loaded)")
     if missing:
-        return no_device(backend, "; ".join(missing))
+        return no_device(backend, "; ".join(missing), container=container)
     if not container:
         closed = [node for node in _device_nodes(backend) if not can_open(node)]
         if closed:
@@ -200,7 +204,8 @@ def health_problems(
         errors = env_probe.accelerator_errors()
         seen_by = "torch in the container" if container else "torch on this host"
         why = f" ({errors[0]})" if errors else ""
-        problems.append(no_device(backend, f"no {backend.display_name} device is visible to {seen_by}{why}"))
+        what = f"no {backend.display_name} device is visible to {seen_by}{why}"
+        problems.append(no_device(backend, what, container=container))
     return problems
 
 

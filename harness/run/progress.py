@@ -30,6 +30,7 @@ class ProgressReporter:
         self.planned: int | None = None
         self.last_print = 0.0
         self.last_decile = -1
+        self.last_line = ""
         self.current = ""
         self._reported: set[object] = set()  # tests with a report of their own (their finish is no pass)
 
@@ -89,9 +90,12 @@ class ProgressReporter:
             self.stream.write(f"\r{text}  {current}".ljust(120)[:120])
             self.stream.flush()
         elif force or decile != self.last_decile or now - self.last_print >= self.interval:
-            self.stream.write(self._line() + "\n")
+            line = self._line()
+            if force and line == self.last_line:
+                return  # the closing line is the one just printed: once is enough
+            self.stream.write(line + "\n")
             self.stream.flush()
-            self.last_print, self.last_decile = now, decile
+            self.last_print, self.last_decile, self.last_line = now, decile, line
 
     def done(self) -> None:
         if not self.enabled:

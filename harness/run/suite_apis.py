@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Final
 
-from harness.errors import UsageError
+from harness.errors import InputError, UsageError
 
 _DOTTED: Final = re.compile(r"torch(?:\.[A-Za-z_]\w*)+")
 
@@ -83,7 +83,7 @@ def exercised_apis(suites_dir: Path) -> set[str]:
     except FileNotFoundError:
         raise UsageError(f"{suites_dir}: no features.toml", hint="is this the suites/ directory?") from None
     except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"{features}: invalid TOML: {err}") from err
+        raise InputError(f"{features}: invalid TOML: {err}") from None
     rows = [row for row in table.values() if isinstance(row, dict)]
     found = {api for row in rows for api in row.get("apis", []) if isinstance(api, str)}
     for source in sorted(suites_dir.rglob("*.py")):

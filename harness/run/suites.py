@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 from harness.cell import FeatureInfo
-from harness.errors import UsageError
+from harness.errors import InputError, UsageError
 from harness.interpreters import python_key
 from harness.model import DEVICE_FAMILIES
 
@@ -16,23 +16,29 @@ from harness.model import DEVICE_FAMILIES
 def load_features(suites_dir: Path, path: Path | None = None) -> dict[str, FeatureInfo]:
     """The rows the suites declare (title, since, claim, scope, source), for the manifest: from
     `path`, else the suites' own features.toml."""
+    # A features file that cannot be read is an input error (exit 4), as a feature map is: one code
+    # for one mistake in every verb (merge --features, run --features, import --feature-map).
     path = path or suites_dir / "features.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         if path != suites_dir / "features.toml":
-            raise UsageError(f"features file {path} not found") from None
+            raise InputError(f"{path}: no such features file") from None
         raise UsageError(f"{suites_dir}: no features.toml", hint="is this the suites/ directory?") from None
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file") from None
     except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"{path}: invalid TOML: {err}") from err
+        raise InputError(f"{path}: invalid TOML: {err}") from None
     features = data.get("features")
     if not isinstance(features, dict):
-        raise UsageError(f"{path}: needs [features.<id>] tables")
+        raise InputError(f"{path}: needs [features.<id>] tables")
     rows = {str(fid): FeatureInfo.from_json(info) for fid, info in features.items() if isinstance(info, dict)}
     for fid, info in rows.items():
         unknown = sorted(set(info.devices) - set(DEVICE_FAMILIES))
         if unknown:
-            raise UsageError(
+            raise InputError(
                 f"{path}: features.{fid}.devices: unknown device famil(ies) {unknown}; known: {DEVICE_FAMILIES}"
             )
         for where, pythons in [("python", info.python), *((f"groups.{g.match}.python", g.python) for g in info.groups)]:

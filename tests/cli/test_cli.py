@@ -100,6 +100,16 @@ def test_debug_keeps_the_documented_exit_code(tmp_path, capsys, debug):
     assert ("Traceback" in err) == bool(debug)
 
 
+@pytest.mark.parametrize("where", [0, 1, 2, 3])
+def test_debug_is_taken_anywhere_on_the_line(tmp_path, capsys, where):
+    """Issue 42: `harness gate nope.json --debug` was "unrecognized arguments" (the docs say anywhere)."""
+    argv = ["gate", str(tmp_path / "nope.json"), "--any-failure"]
+    argv.insert(where, "--debug")
+    assert main(argv) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.splitlines()[-1].startswith("harness: error:") and "unrecognized" not in err
+
+
 def _usage_error(capsys, *argv: str) -> str:
     with pytest.raises(SystemExit) as stop:
         main(list(argv))
@@ -302,3 +312,37 @@ def test_the_main_job_ends_with_the_next_command() -> None:
     steps = next_steps(Path("/tmp/my results"), "python3 -m pip install torch --index-url X   (why)")
     assert steps[0].startswith("next: harness publish site --matrix '/tmp/my results/matrix.json'")
     assert steps[1] == "next: python3 -m pip install torch --index-url X   (why)"
+
+
+OUTPUT_OPTIONS = ("output", "results_dir", "dest")  # the options a verb writes into by default
+
+
+def test_defaults_never_write_into_tracked_files() -> None:
+    """Issue 42: `harness merge`'s default `-o matrix.json` (and import's hint) wrote over a tracked
+    matrix.json at the repository's root; `badges/` was not ignored. Every default a verb writes into
+    lies in a folder .gitignore names, and no such file is tracked."""
+    from harness.cli import build_parser
+
+    ignored = {line.strip().strip("/") for line in (REPO / ".gitignore").read_text().splitlines() if line.endswith("/")}
+    parser = build_parser()
+    found = []
+    for verb, sub in next(a for a in parser._actions if a.dest == "verb").choices.items():
+        for action in sub._actions:
+            if action.dest in OUTPUT_OPTIONS and isinstance(action.default, Path):
+                found.append((verb, action.default))
+                assert action.default.parts[0] in ignored, f"{verb} writes into {action.default} by default"
+    assert ("merge", Path("results/matrix.json")) in found and ("badge", Path("badges")) in found
+    assert not (REPO / "matrix.json").exists(), "the stray matrix.json at the root is gone"
+
+
+def test_a_failing_run_names_its_failures_even_when_quiet() -> None:
+    """Issue 42: `--quiet` ended a failing run with "see the list above" and no list above."""
+    from harness.commands.run import failing_line
+
+    summary = Path("results/summary.md")
+    assert failing_line(1, ["a.py::t"], summary) == (
+        "1 test(s) failed, errored, timed out or crashed: a.py::t; see results/summary.md"
+    )
+    many = failing_line(5, ["a", "b", "c", "d", "e"], summary)
+    assert ": a, b, c and 2 more; see results/summary.md" in many and "list above" not in many
+    assert failing_line(1, [], summary).endswith("crashed; see results/summary.md")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.api_changes import ApiDiff, WheelApi, diff_apis, load_api_diff
-from harness.errors import InputError
+from harness.errors import InputError, UsageError
 from harness.images.wheel_api import read_wheel_api
 from harness.run.suite_apis import exercised_apis
 from tests.images.test_wheel_api import API_WHEELS, make_wheel
@@ -51,6 +51,13 @@ def test_added_and_removed_per_namespace() -> None:
 def test_namespace_filter_takes_the_module_and_those_under_it() -> None:
     diff = diff_apis(OLD, NEW, exercised=set(), namespaces=("torch.mps",))
     assert [n.namespace for n in diff.namespaces] == ["torch.mps", "torch.mps.streams"]
+
+
+def test_an_unknown_namespace_is_a_usage_error_never_an_empty_diff() -> None:
+    """Issue 42: `--namespace torch.cuda.tunabel` said "No public name was added or removed"."""
+    with pytest.raises(UsageError, match=r"--namespace torch\.mp: no public module .* \(did you mean torch\.mps\?\)"):
+        diff_apis(OLD, NEW, exercised=set(), namespaces=("torch.mp",))
+    assert diff_apis(OLD, NEW, exercised=set(), namespaces=("torch.gone",)).namespaces, "a module only the old had"
 
 
 def test_is_for_ignores_local_tags() -> None:

@@ -28,6 +28,7 @@ EXPECTED = {
     CellTimeoutError: 5,
     errors.TestsFailedError: 1,
     GateFailedError: 1,
+    errors.EmptyPublicationError: 1,
     InterruptedRunError: 130,
     errors.WriteError: 6,
     errors.OutputLockedError: 6,

@@ -1,5 +1,6 @@
 """What CI does to the outputs, done for real to real `harness` children: SIGKILL at every file
-operation of publish, merge, report and badge; a full disk (a small tmpfs); a read-only bind mount;
+operation of publish, merge, report and badge; a full disk (a small tmpfs), a read-only bind mount
+(those two and the next also for import's new cell);
 a folder the user may not write; two publishers at once. After each: the outputs are wholly the old
 version or wholly the new one (byte for byte), a rerun's diff.md is an uninterrupted run's, no temp
 file is left, and a failure is one line with exit 6, never a traceback.
@@ -174,6 +175,48 @@ def test_merge_killed_at_every_file_operation_leaves_the_old_or_the_new_matrix(
     _each(len(operations), kill, check, tmp_path)
 
 
+def test_cells_forget_killed_at_every_file_operation_leaves_each_run_whole_and_the_old_or_the_new_matrix(
+    tmp_path: Path,
+) -> None:
+    """`harness cells forget` moves a run to the trash, then merges results/matrix.json again (issue 42):
+    killed at each of its file operations, every run is whole in one place (results/ or its trash),
+    matrix.json is the old one or the new one, and what the user does next (forget again, or the
+    merge it names) ends with the new matrix and no temp file."""
+    cells = real_cells()
+    root = tmp_path / "old"
+    results = root / "results"
+    shutil.copytree(cells.new, results / "cpu-run")
+    shutil.copytree(cells.nodata, results / "rocm-run")
+    assert run_harness(["merge", str(results), "-o", str(results / "matrix.json")]).returncode == 0
+    old = (results / "matrix.json").read_bytes()
+    runs = {name: tree(results / name) for name in ("cpu-run", "rocm-run")}
+    args = lambda at: ["cells", "forget", "rocm", "--results-dir", str(at / "results")]  # noqa: E731
+    reference = fresh_copy(root, tmp_path / "reference")
+    operations = operations_of(args(reference), tmp_path / "ops.log")
+    new = _same(reference, (reference / "results" / "matrix.json").read_bytes())
+    assert new != _same(root, old) and any(op.startswith("os.rename") for op in operations)
+
+    def kill(n: int, out: Path) -> list[str]:
+        return args(fresh_copy(root, tmp_path / f"kill-{n}"))
+
+    def check(n: int, out: Path) -> None:
+        at, what = tmp_path / f"kill-{n}", operations[n - 1]
+        for name, files in runs.items():
+            places = [p for p in (at / "results" / name, at / "results" / ".trash" / name) if p.exists()]
+            assert len(places) == 1 and tree(places[0]) == files, (n, what, name)
+        after = (at / "results" / "matrix.json").read_bytes()
+        assert after == old or _same(at, after) == new, (n, what)
+        if (at / "results" / "rocm-run").exists():  # killed before the move: the user forgets again
+            again = _rerun(args(at), out)
+        else:  # killed after it: the merge the docs name
+            again = _rerun(["merge", str(at / "results"), "-o", str(at / "results" / "matrix.json")], out)
+        assert again.returncode == 0, (n, what, again.stderr[-2000:])
+        assert _same(at, (at / "results" / "matrix.json").read_bytes()) == new, (n, what)
+        assert temp_files(at) == [], (n, what)
+
+    _each(len(operations), kill, check, tmp_path)
+
+
 def _same(root: Path, matrix: bytes) -> bytes:
     """A matrix without what differs between two merges of the same cells: the time, the folder."""
     matrix = matrix.replace(str(root).encode(), b"ROOT")
@@ -298,16 +341,20 @@ def _three_outputs(root: Path, base: Path) -> None:
     assert run_harness(_publish(root / "site", base)).returncode == 0
     assert run_harness(["merge", str(cells.base), "-o", str(root / "matrix.json")]).returncode == 0
     assert run_harness(["report", str(base), "-o", str(root / "summary.md")]).returncode == 0
+    (root / "results").mkdir()
 
 
 def _writes_fail_and_keep_the_old(root: Path, new: Path, cause: str, preexec_fn=None) -> None:
     before = tree(root)
     cells = real_cells()
+    junit = REPO / "tests" / "dialects" / "pytest" / "junit-xunit2.xml"
     for args in (
         _publish(root / "site", new),
         ["merge", str(cells.new), str(cells.nodata), "-o", str(root / "matrix.json")],
         ["report", str(new), "-o", str(root / "summary.md")],
         ["badge", str(new), "-o", str(root / "badges")],
+        # a new cell: exit 6 as every writer's (issue 42: import said 4, an unreadable input)
+        ["import", str(junit), "--backend", "cpu", "--cell-id", "c", "--results-dir", str(root / "results")],
     ):
         ran = run_harness(args, preexec_fn=preexec_fn)
         assert ran.returncode == EXIT_OUTPUT == 6, (args[0], ran.stderr[-2000:])
@@ -442,12 +489,13 @@ def test_a_fifo_where_a_cell_file_should_be_is_refused_without_opening_it(tmp_pa
     (cell / name).unlink()
     os.mkfifo(cell / name)  # opened for reading, it would block until a writer comes: forever
     ran = run_harness(["merge", str(cell), "-o", str(tmp_path / "m.json")], timeout=60)
-    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
     said = "it is a FIFO (named pipe), not a file (refused without reading it)"
-    matrix = json.loads((tmp_path / "m.json").read_text())
-    if name == "manifest.json":
-        assert matrix["columns"] == [] and f"{cell}/manifest.json: cannot read: {said}" in ran.stderr
+    if name == "manifest.json":  # the only cell unreadable: nothing read, nothing written (exit 4)
+        assert ran.returncode == 4 and not (tmp_path / "m.json").exists(), ran.stderr
+        assert f"{cell}/manifest.json: cannot read: {said}" in _one_error_line(ran.stderr)
     else:
+        assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+        matrix = json.loads((tmp_path / "m.json").read_text())
         (column,) = matrix["columns"]
         assert any(name in e and said in e for e in column["errors"]), column["errors"]
 

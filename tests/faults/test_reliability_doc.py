@@ -79,3 +79,20 @@ def test_every_delivery_row_names_a_test_that_exists() -> None:
         assert found, row
         for m in found:
             assert f"x::{m.group(2)}" in _tests_in(REPO / m.group(1), "x"), row
+
+
+def mistake_rows() -> list[str]:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## A user's mistake") : text.index("## Delivery:")]
+    return [line for line in section.splitlines() if line.startswith("| ") and "`tests/" in line]
+
+
+def test_every_mistake_row_names_a_test_that_exists() -> None:
+    """The user's mistakes (issue 42): each row names the tests that prove it, and they exist."""
+    rows = mistake_rows()
+    assert len(rows) >= 20
+    for row in rows:
+        found = list(_DELIVERY_TEST_RE.finditer(row))
+        assert found, row
+        for m in found:
+            assert f"x::{m.group(2)}" in _tests_in(REPO / m.group(1), "x"), row

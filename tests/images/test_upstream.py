@@ -134,3 +134,44 @@ def test_the_verb_prints_differences_and_writes_atomically(tmp_path: Path, capsy
     assert not list(tmp_path.glob(".proposed.toml.*")), "no temp file left behind"
     assert main(["upstream", "--responses", str(RECORDED), "--write", str(tmp_path / "none.toml")]) == 0
     assert not (tmp_path / "none.toml").exists() and "nothing to write" in capsys.readouterr().err
+
+
+def test_each_source_says_what_it_gave_and_a_full_read_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    registry = Path(upstream.__file__).parents[1] / "backends.toml"
+    assert main(["upstream", "--responses", str(RECORDED), "--registry", str(registry)]) == 0
+    captured = capsys.readouterr()
+    assert "harness upstream: read pip index versions torch --index-url https://pypi.org/simple: " in captured.err
+    assert f"harness upstream: read {upstream.CHANNEL_PAGES['nightly']}: " in captured.err
+    assert "not read" not in captured.err
+
+
+def test_a_channel_not_read_is_could_not_check_never_a_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: three channel pages unread, and still "the registry matches the indexes" (exit 0)."""
+    folder = tmp_path / "recorded"
+    shutil.copytree(RECORDED, folder)
+    shutil.rmtree(folder / "pages" / "download.pytorch.org")
+    assert main(["upstream", "--responses", str(folder)]) == 3
+    captured = capsys.readouterr()
+    assert "matches" not in captured.out
+    assert captured.err.count("harness upstream: not read ") == len(upstream.CHANNEL_PAGES)
+    error = [line for line in captured.err.splitlines() if line.startswith("harness: error:")]
+    assert len(error) == 1 and error[0].startswith("harness: error: could not check 3 source(s)"), captured.err
+
+
+def test_an_index_pip_did_not_read_is_not_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pip answers from its find-links when the index refuses it, without a word: only the versions the
+    index's own page serves count, and an index whose page does not answer is not read."""
+    folder = tmp_path / "recorded"
+    shutil.copytree(RECORDED, folder)
+    versions = folder / "pip-index-versions" / "pypi.org" / "simple.txt"
+    versions.write_text(versions.read_text().replace("Available versions: ", "Available versions: 2.99.0, "))
+    found = _compare(_registry_text(), folder)
+    assert not any(d.release == "2.99" for d in found.differences), "a version the index does not serve"
+    assert any("2.99.0" in note and "left out" in note for note in found.notes)
+    (folder / "pages" / "pypi.org" / "simple" / "torch.json").unlink()
+    found = _compare(_registry_text(), folder)
+    assert not found.complete and "https://pypi.org/simple/torch/" in found.unread
+    assert main(["upstream", "--responses", str(folder)]) == 3
+    assert "matches" not in capsys.readouterr().out

@@ -12,7 +12,7 @@ import pytest
 
 from harness.api_changes import WheelApi
 from harness.errors import InputError
-from harness.images.wheel_api import read_wheel_api
+from harness.images.wheel_api import public_modules, read_wheel_api
 from harness.images.wheel_cache import default_cache
 
 API_WHEELS = Path(__file__).resolve().parents[1] / "data" / "api-wheels"
@@ -189,6 +189,15 @@ def test_only_public_modules_and_the_package_sources(api: WheelApi) -> None:
     assert "torch.utils.bad_syntax" in api.modules and api.modules["torch.utils.bad_syntax"] == ()
     assert not any("foo-bar" in m for m in api.modules)
     assert "torch.accelerator.random.initial_seed" in api.names()
+
+
+def test_public_modules_are_read_from_the_file_list_alone(tmp_path: Path, api: WheelApi) -> None:
+    (tmp_path / "w").mkdir()
+    wheel = make_wheel(tmp_path / "w", SNIPPETS)
+    assert public_modules(wheel) == set(api.modules), "the modules read_wheel_api parses, nothing parsed"
+    (tmp_path / "junk.whl").write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="not a readable wheel"):
+        public_modules(tmp_path / "junk.whl")
 
 
 def test_chosen_modules_only(tmp_path: Path) -> None:

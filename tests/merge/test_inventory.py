@@ -117,15 +117,60 @@ def test_the_cells_verb_lists_forgets_and_prunes(results: Path, capsys) -> None:
     assert main(["cells", "--results-dir", str(results)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["CELL", "ID", "RUN", "WHEN", "STATE", "BACKEND", "TORCH", "SIZE", "USE"]
-    assert len(out) == 1 + 5 + 1 and out[-1] == "1 superseded NO DATA run(s): `harness cells prune` drops them"
+    where = f"--results-dir {results}"
+    assert len(out) == 1 + 5 + 1 and out[-1] == f"1 superseded NO DATA run(s): `harness cells prune {where}` drops them"
     assert main(["cells", "forget", "rocm", "--results-dir", str(results)]) == 0
-    assert "moved 1 run(s) to" in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    assert "moved 1 run(s) to" in out[-2] and f"`harness cells prune {where}` empties it" in out[-2], "its own options"
+    assert out[-1] == f"next: harness merge {results} -o {results / 'matrix.json'}   (the matrix of the runs left)"
     assert main(["cells", "prune", "--results-dir", str(results), "--keep", "0"]) == 0
     out = capsys.readouterr().out
     assert "dropped 3 run(s); emptied the trash (1 run(s) forgotten earlier)" in out
     assert main(["cells", "prune", "nothing", "--results-dir", str(results)]) == 2
     assert "takes no ids" in capsys.readouterr().err
     assert main(["cells", "forget", "--results-dir", str(results)]) == 2
+
+
+def test_forget_and_prune_merge_the_results_dirs_matrix_again(results: Path, capsys) -> None:
+    """Issue 42: `cells forget` left matrix.json as it was, its columns still there."""
+    assert main(["merge", str(results), "-o", str(results / "matrix.json")]) == 0
+    assert {c["id"] for c in json.loads((results / "matrix.json").read_text())["columns"]} == {BASE, "rocm"}
+    capsys.readouterr()
+    assert main(["cells", "forget", "rocm", "--results-dir", str(results)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"merged again: {results / 'matrix.json'} (1 column(s): {BASE})"
+    assert [c["id"] for c in json.loads((results / "matrix.json").read_text())["columns"]] == [BASE]
+    assert (results / "summary.md").is_file()
+    assert main(["cells", "prune", "--results-dir", str(results), "--keep", "0"]) == 0
+    assert "merged again:" in capsys.readouterr().out
+    assert not list(results.glob(".harness-tmp-*")), "written through outputs.py: no temp file left"
+
+
+def _partial(source: Path, dest: Path, run_id: str, at: str, **changes: object) -> Path:
+    copy = _copy(source, dest, run_id=run_id, started_at=at)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest.update(selection={"tests": ["amp/test_amp.py::x"]}, **changes)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def test_prune_keeps_a_kept_partial_runs_base_and_drops_runs_that_ran_nothing(results: Path) -> None:
+    """Issue 42: `prune --keep 1` kept a 1-test partial run and dropped the complete run under it."""
+    _partial(CELLS / BASE, results / f"{BASE}-20261129T120000Z", "r-old-partial", "2026-11-29T12:00:00Z")
+    _partial(
+        CELLS / BASE, results / f"{BASE}-20261202T000000Z", "r-typo", "2026-12-02T00:00:00Z",
+        status="not-started", exit={"code": 5, "signal": None, "meaning": "no tests collected"},
+    )  # fmt: skip
+    roles = _roles(results)
+    assert (
+        roles["r-old-partial"][1]
+        == "superseded by run " + json.loads((CELLS / BASE / "manifest.json").read_text())["run_id"]
+    )
+    assert roles["r-typo"][0] == "NO DATA" and roles["r-typo"][1].startswith("run r-typo ran nothing")
+    dropped = {r.manifest.run_id for r in inventory.prune(results, keep=1, dry_run=True).dropped}
+    assert dropped == {"r-nodata", "r-older", "r-typo"}, "r-old and the partial run laid over it go or stay together"
+    dropped = {r.manifest.run_id for r in inventory.prune(results, keep=0, dry_run=True).dropped}
+    assert {"r-old", "r-old-partial", "r-older", "r-typo"} <= dropped
 
 
 def test_cell_dirs_finds_cells_at_the_first_depth_that_has_any(results: Path, tmp_path: Path) -> None:

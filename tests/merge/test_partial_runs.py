@@ -139,6 +139,60 @@ def test_an_older_partial_run_is_superseded_by_the_complete_run_after_it(tmp_pat
     assert any(n.source == str(early) and "superseded" in n.note for n in matrix.notes)
 
 
+def _ended(cell: Path, **fields: object) -> Path:
+    manifest = json.loads((cell / "manifest.json").read_text())
+    manifest.update(fields)
+    (cell / "manifest.json").write_text(json.dumps(manifest))
+    return cell
+
+
+NO_TEST = {"status": "not-started", "exit": {"code": 5, "signal": None, "meaning": "no tests collected"}}
+
+
+@pytest.mark.parametrize(
+    ("selection", "ended"),
+    [
+        ({"tests": ["amp/x.py::test_nope"]}, NO_TEST),  # --test of a typo: nothing selected
+        (None, {**NO_TEST, "exit": {"code": 4, "signal": None, "meaning": "usage error"}}),  # --pytest-args typo
+        ({"keyword": "sample"}, {"status": "infra-error", "error": "pytest ended with internal error (exit 3)"}),
+        ({"keyword": "sample"}, {"status": "crashed"}),
+        ({"keyword": "sample"}, {"status": "completed", "exit": {"code": 5}}),  # written before `not-started`
+        (None, {"status": "infra-error", "exit": {"code": 4}}),  # the same, a whole run refused by pytest
+    ],
+    ids=["typo-selection", "typo-args", "partial-internal-error", "partial-crashed", "old-exit-5", "old-exit-4"],
+)
+def test_a_run_that_ran_nothing_or_did_not_complete_is_never_laid_over(
+    tmp_path: Path, selection: dict | None, ended: dict
+) -> None:
+    """Issue 42: a newer run that failed to start hid the complete run (every row NO DATA, 0 tests)."""
+    alone = merge_cell_dirs([CELLS / BASE], jobs=1)
+    failed = _ended(
+        _restated(SAMPLES / "publishing-new", tmp_path / "failed", run_id="r-failed", started_at="2026-12-03T00:00:00Z",
+                  selection=selection),
+        **ended,
+    )  # fmt: skip
+    matrix = merge_cell_dirs([CELLS / BASE, failed], jobs=1)
+    (column,) = matrix.columns
+    assert column.run_id == alone.columns[0].run_id and not column.composite and column.has_data
+    assert column.counts == alone.columns[0].counts
+    (note,) = [n for n in matrix.notes if n.source == str(failed)]
+    assert "ran nothing" in note.note or "not laid over run" in note.note, note.note
+    assert "superseded" not in note.note
+
+
+def test_a_run_that_ran_nothing_is_a_column_only_when_its_cell_id_has_no_other(tmp_path: Path) -> None:
+    failed = _ended(
+        _restated(SAMPLES / "publishing-nodata", tmp_path / "f", run_id="r-f", started_at="2026-12-03T00:00:00Z",
+                  selection=None),
+        **NO_TEST, error="pytest selected no test (exit 5)",
+    )  # fmt: skip
+    matrix = merge_cell_dirs([failed], jobs=1)
+    write_matrix(matrix, tmp_path / "matrix.json")  # the schema knows the status
+    (column,) = load_matrix(tmp_path / "matrix.json").columns
+    assert not column.has_data and column.cell_status is not None and column.cell_status.value == "not-started"
+    assert column.error == "pytest selected no test (exit 5)"
+
+
 @pytest.mark.slow
 def test_a_real_one_test_rerun_keeps_every_other_test(tmp_path: Path) -> None:
     """`harness run --native --test ID --cell-id <an existing cell id>` into a copy of a committed cell."""

@@ -91,3 +91,27 @@ def test_a_release_pair_says_its_public_api_from_the_wheels() -> None:
     assert text.count("Public API, read from the wheels:") == 1
     assert "Public API, read from the wheels: 2.15.0: 2 new public APIs, 1 tested by the suites." in text
     assert report.to_json()["columns"][1]["public_api"] == {"old": "2.14.1", "new": "2.15.0", "added": 2, "tested": 1}
+
+
+def test_a_row_the_older_column_lacked_reads_new_never_no_data(tmp_path) -> None:
+    """Issue 42: a new row's cells read "NO DATA → n/a" in diff.md (a column with results, no row)."""
+    from harness.cli import main
+    from harness.matrix_json import write_matrix
+
+    new = releases_matrix()
+    dropped = new.features[0].id
+    old = dataclasses.replace(
+        new, features=new.features[1:], cells={k: v for k, v in new.cells.items() if k != dropped}
+    )
+    report = diff_matrices(old, new)
+    (change,) = [c for c in report.columns[0].features if c.feature == dropped]
+    assert change.before is None and change.to_json()["before"] is None
+    text = render_diff_markdown(report)
+    row = next(line for line in text.splitlines() if f"(`{dropped}`)" in line)
+    assert "| 🆕 new |" in row and "NO DATA" not in row
+    # diff.md as `harness diff -o` writes it: one final newline, not two, not none
+    write_matrix(old, tmp_path / "old.json")
+    write_matrix(new, tmp_path / "new.json")
+    assert main(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "-o", str(tmp_path / "d.md")]) == 0
+    written = (tmp_path / "d.md").read_bytes()
+    assert written.endswith(b".\n") and not written.endswith(b"\n\n")

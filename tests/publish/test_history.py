@@ -379,3 +379,126 @@ def test_a_deltas_indices_round_trip_and_one_is_found_where_it_is() -> None:
     # 2 = 02 00 00 00 is nowhere; 16,777,216 = 00 00 00 01 appears across 0's and 1's bytes only
     assert find_index(packed, 2) == -1 and find_index(packed, 16_777_216) == -1
     assert find_index(base64.b64decode(encode_indices([3, 9, 3])), 3) == 2, "the last, as applying keeps it"
+
+
+# -- history records what the page shows (issue 42) ------------------------------------------------
+def _restate(source: Path, dest: Path, **changes: Any) -> Path:
+    import shutil
+
+    shutil.copytree(source, dest)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    manifest.update(changes)
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return dest
+
+
+class _Workstation:
+    """A results dir driven as a user drives it: complete runs, partial reruns (some of which ran
+    nothing or crashed: never laid over), forgotten runs, publications. The runs are the committed
+    sample cells restated as runs of one cell id at increasing times."""
+
+    def __init__(self, root: Path, seed: int) -> None:
+        import random
+
+        from tests.committed import SAMPLES
+
+        self.rng = random.Random(seed)
+        self.results, self.history = root / "results", root / "site" / "history"
+        self.results.mkdir(parents=True)
+        self.sources = [SAMPLES / "publishing-base", SAMPLES / "publishing-new"]
+        self.n = 0
+
+    def _next(self, **changes: Any) -> Path:
+        self.n += 1
+        at = f"2026-12-{1 + self.n // 24:02d}T{self.n % 24:02d}:00:00Z"
+        source = self.rng.choice(self.sources)
+        return _restate(source, self.results / f"run{self.n}", run_id=f"r{self.n}", started_at=at, **changes)
+
+    def run(self) -> None:
+        self._next()
+
+    def rerun(self) -> None:
+        ended = self.rng.choice(
+            [{}, {}, {"status": "crashed"}, {"status": "not-started", "exit": {"code": 5, "meaning": "no tests"}}]
+        )
+        self._next(selection={"keyword": "test_regress or test_fixed"}, **ended)
+
+    def forget(self) -> None:
+        from harness.merge import inventory
+
+        runs = inventory.list_runs(self.results)  # the newest often: the run just made was a mistake
+        if runs:
+            chosen = runs[-1] if self.rng.random() < 0.5 else self.rng.choice(runs)
+            inventory.forget(self.results, [chosen.manifest.run_id])
+
+    def publish(self) -> Any:
+        from harness.merge import inventory
+        from harness.merge.combine import merge_cell_dirs
+
+        runs = inventory.find_runs(self.results)
+        if not runs:
+            return None
+        matrix = merge_cell_dirs(runs, jobs=1)
+        append_run(self.history, matrix)  # what `harness publish` records, beside the page it draws
+        return matrix
+
+
+def _agree(station: _Workstation, matrix: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The newest history entry holds every result the page shows, and `harness history` says so."""
+    from harness.publish.history import CODE_OUTCOMES, outcome_code
+
+    runs = load_history(station.history, limit=None)
+    (latest,) = load_results(station.history, runs[-1:])
+    ids, outcomes, _ = result_codes(matrix)
+    assert latest is not None and latest.ids == tuple(ids) and dict(latest.outcomes) == outcomes
+    assert main(["history", REGRESSED, "--history", str(station.history), "--format", "json"]) == 0
+    told = json.loads(capsys.readouterr().out)
+    for line in told["columns"]:
+        result = next(r for row, r in matrix.results(line["column"]) if row.id == REGRESSED)
+        code = outcome_code(result)
+        assert line["points"][-1]["outcome"] == ("known issue" if code == "K" else CODE_OUTCOMES[code].value)
+
+
+def test_a_forgotten_run_that_brings_a_column_back_is_recorded_again(tmp_path: Path, capsys) -> None:
+    """Run A, publish, run B, publish, forget B, publish: the page shows A again, and so must history
+    (its key was recorded before: "already recorded" would leave B as the latest)."""
+    station = _Workstation(tmp_path, seed=0)
+    station.run()
+    _agree(station, station.publish(), capsys)
+    station.run()
+    _agree(station, station.publish(), capsys)
+    from harness.merge import inventory
+
+    inventory.forget(station.results, [f"r{station.n}"])
+    _agree(station, station.publish(), capsys)
+    assert len(load_history(station.history, limit=None)) == 3
+    assert station.publish() is not None and len(load_history(station.history, limit=None)) == 3, "the same: once"
+
+
+def test_a_partial_rerun_is_a_new_publication(tmp_path: Path, capsys) -> None:
+    """Issue 42: the key was each column's base run, so `run --test X` then publish said "already
+    recorded" and `harness history X` kept the old result the page no longer showed."""
+    station = _Workstation(tmp_path, seed=1)
+    station.run()
+    first = station.publish()
+    station._next(selection={"keyword": "test_regress"})
+    second = station.publish()
+    assert second.columns[0].composite and summarize(first).run != summarize(second).run
+    assert len(load_history(station.history, limit=None)) == 2
+    _agree(station, second, capsys)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_history_agrees_with_the_page_after_any_sequence(tmp_path: Path, seed: int, capsys) -> None:
+    """A property over seeded random sequences of runs, reruns, forgets and publishes."""
+    station = _Workstation(tmp_path, seed)
+    station.run()
+    steps = [station.run, station.rerun, station.rerun, station.forget, station.publish, station.publish]
+    for _ in range(14):
+        step = station.rng.choice(steps)
+        matrix = step()
+        if step == station.publish and matrix is not None:
+            _agree(station, matrix, capsys)
+    matrix = station.publish()
+    if matrix is not None:
+        _agree(station, matrix, capsys)

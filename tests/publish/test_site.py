@@ -262,3 +262,30 @@ def test_a_site_path_that_is_a_file_is_exit_6_and_left_alone(matrices, tmp_path:
     assert main(["publish", str(tmp_path / "site"), "--matrix", str(base)]) == 6
     assert capsys.readouterr().err.strip().endswith(f"cannot write {tmp_path / 'site'}: it is a file, not a folder")
     assert (tmp_path / "site").read_text() == "not a folder"
+
+
+def test_nothing_good_is_replaced_by_nothing(tmp_path: Path, capsys) -> None:
+    """Issue 42: an empty matrix (a merge of a mistyped folder, every runner down) was published over a
+    site with results, "Columns removed", a history entry appended. Refused (exit 1, one line), locally
+    and in CI (a baseline by URL or path), unless --allow-empty."""
+    from tests.committed import SAMPLES
+
+    good, empty = tmp_path / "good.json", tmp_path / "empty.json"
+    assert main(["merge", str(SAMPLES / "publishing-base"), "-o", str(good)]) == 0
+    assert main(["merge", str(SAMPLES / "publishing-nodata"), "-o", str(empty)]) == 0
+    site = tmp_path / "site"
+    assert main(["publish", str(site), "--matrix", str(good)]) == 0
+    before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    for extra in ([], ["--no-baseline"], ["--no-history"]):
+        assert main(["publish", str(site), "--matrix", str(empty), *extra]) == 1
+        err = capsys.readouterr().err
+        (line,) = [text for text in err.splitlines() if text.startswith("harness: error:")]
+        assert line.startswith(f"harness: error: {empty} has no column with results and the last publication (")
+        assert "--allow-empty" in line
+        assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before, "the site as it was"
+    fresh = tmp_path / "fresh"  # CI publishes into a new folder, the previous publication given as --baseline
+    assert main(["publish", str(fresh), "--matrix", str(empty), "--baseline", str(site / "matrix.json")]) == 1
+    assert not fresh.exists()
+    assert main(["publish", str(fresh), "--matrix", str(empty)]) == 0, "nothing to lose: a first publication"
+    assert main(["publish", str(site), "--matrix", str(empty), "--allow-empty"]) == 0

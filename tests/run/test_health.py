@@ -143,3 +143,17 @@ def test_a_cell_on_another_python_than_planned_is_refused_in_one_line() -> None:
     assert native.startswith("planned for Python 3.14t, ran on CPython 3.11.7") and "--python 3.14t" in native
     old = interpreter_problem(PythonKey(3, 11), Probe.from_json({"python": "3.11.7"}), container=False)
     assert old.startswith("planned for Python 3.11, and the cell recorded no interpreter"), "never a guess"
+
+
+def test_a_native_run_without_its_device_is_told_the_driver_never_the_container_toolkit() -> None:
+    """Issue 42: `harness run --native --backend cu130` on a host without a GPU printed container advice."""
+    cu130 = get_backend("cu130")
+    native = health.preflight(cu130, container=False, exists=lambda node: False)
+    container = health.preflight(cu130, container=True, exists=lambda node: False)
+    assert native is not None and container is not None
+    assert "install the NVIDIA driver" in native and "Container Toolkit" not in native and "--gpus" not in native
+    assert "NVIDIA Container Toolkit" in container
+    seen = health.health_problems(cu130, CU130_NO_GPU, container=False)
+    assert seen and "Container Toolkit" not in seen[0] and "visible to torch on this host" in seen[0]
+    rocm = health.preflight(get_backend("rocm"), container=False, exists=lambda node: False)
+    assert rocm is not None and "container" not in rocm

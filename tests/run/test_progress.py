@@ -120,3 +120,17 @@ def test_no_event_log_yet_is_no_output(tmp_path: Path) -> None:
     reporter = _reporter(tmp_path, stream, interval=0)
     reporter.poll()
     assert stream.getvalue() == ""
+
+
+def test_the_closing_line_is_printed_once(tmp_path: Path) -> None:
+    """Issue 42: the last progress line came twice (the poll's 100 % line, then done()'s)."""
+    stream = io.StringIO()
+    reporter = _reporter(tmp_path, stream, interval=3600)
+    _replay(tmp_path, reporter)
+    reporter.done()
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("[ ") and lines.count(lines[-1]) == 1, lines[-3:]
+    empty = io.StringIO()
+    idle = ProgressReporter(tmp_path / "none.jsonl", tmp_path / "none.json", stream=empty, interval=3600)
+    idle.done()
+    assert empty.getvalue().splitlines() == ["[   0/?] starting"], "a run with no event yet still ends with its line"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UsageError
+from harness.errors import InputError, UsageError
 from harness.run.suite_apis import exercised_apis, names_in_source
 
 SOURCE = """
@@ -47,9 +47,9 @@ def test_exercised_apis_joins_features_and_sources(tmp_path: Path) -> None:
     assert {"torch.compiler.set_default_backend", "torch.nn.functional.scaled_addmm"} <= found
 
 
-def test_suites_without_features_toml_are_a_usage_error(tmp_path: Path) -> None:
+def test_suites_without_features_toml_are_a_usage_error_and_bad_toml_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"no features\.toml"):
         exercised_apis(tmp_path)
     (tmp_path / "features.toml").write_text("[features\n")
-    with pytest.raises(UsageError, match="invalid TOML"):
+    with pytest.raises(InputError, match="invalid TOML"):
         exercised_apis(tmp_path)

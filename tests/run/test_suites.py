@@ -1,5 +1,5 @@
 """Facts about the suites (harness/run/suites.py): their feature rows from features.toml, with one
-clear usage error for a missing file, invalid TOML and anything but tables; their version, the git
+clear error for a missing file (usage), invalid TOML and anything but tables (input); their version, the git
 commit (+dirty) or, outside git, a hash of their content."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.cell import FeatureInfo
-from harness.errors import EXIT_USAGE, UsageError
+from harness.errors import EXIT_INPUT, EXIT_USAGE, HarnessError, InputError
 from harness.run import suites
 from harness.run.suites import load_features, suite_sha
 
@@ -62,22 +62,29 @@ def test_entries_that_are_not_tables_are_left_out(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("toml", "message"),
+    ("toml", "message", "code"),
     [
-        (None, "{dir}: no features.toml (is this the suites/ directory?)"),
-        ("[features.a\n", "{dir}/features.toml: invalid TOML: "),
-        ('title = "no features"\n', "{dir}/features.toml: needs [features.<id>] tables"),
-        ('features = ["a", "b"]\n', "{dir}/features.toml: needs [features.<id>] tables"),
+        (None, "{dir}: no features.toml (is this the suites/ directory?)", EXIT_USAGE),  # a wrong --suites
+        ("[features.a\n", "{dir}/features.toml: invalid TOML: ", EXIT_INPUT),  # a file that cannot be read
+        ('title = "no features"\n', "{dir}/features.toml: needs [features.<id>] tables", EXIT_INPUT),
+        ('features = ["a", "b"]\n', "{dir}/features.toml: needs [features.<id>] tables", EXIT_INPUT),
     ],
     ids=["no-file", "invalid-toml", "no-table", "not-tables"],
 )
-def test_load_features_errors(tmp_path: Path, toml: str | None, message: str) -> None:
+def test_load_features_errors(tmp_path: Path, toml: str | None, message: str, code: int) -> None:
     if toml is not None:
         _suites(tmp_path, toml)
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(HarnessError) as caught:
         load_features(tmp_path)
     assert str(caught.value).startswith(message.format(dir=tmp_path))
-    assert caught.value.exit_code == EXIT_USAGE
+    assert caught.value.exit_code == code
+
+
+def test_a_named_features_file_that_is_missing_or_a_folder_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such features file"):
+        load_features(tmp_path, tmp_path / "nope.toml")
+    with pytest.raises(InputError, match="cannot read: Is a directory"):
+        load_features(tmp_path, tmp_path)
 
 
 def _no_git(*args: Any, **kwargs: Any) -> Any:

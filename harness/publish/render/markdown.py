@@ -34,12 +34,15 @@ _STATE_WORDS: Final = {
 }
 
 
-def state_word(state: Rollup) -> str:
-    return _STATE_WORDS.get(state, state.value)
+NEW_ROW: Final = "🆕 new"  # a diff's "before" for a row the older column did not have
 
 
-def state_label(state: Rollup) -> str:
-    return f"{ROLLUP_SYMBOLS[state]} {state_word(state)}"
+def state_word(state: Rollup | None) -> str:
+    return "new" if state is None else _STATE_WORDS.get(state, state.value)
+
+
+def state_label(state: Rollup | None) -> str:
+    return NEW_ROW if state is None else f"{ROLLUP_SYMBOLS[state]} {state_word(state)}"
 
 
 def counts_text(cell: FeatureCell) -> str:
