@@ -35,9 +35,16 @@ class Refusal:
     text: str  # regular expression searched in the error's message
     source: str  # where the text comes from
     example: str = ""  # the message as the backend words it (the refuse drill raises it)
+    since: str | None = None  # the torch release from which this refusal is the build's answer ("2.11")
+    until: str | None = None  # the release from which it is not any more (a later release has the feature)
 
     def matches(self, op: str, family: str, error: BaseException | None, message: str) -> bool:
         if op != self.op or family not in self.families:
+            return False
+        torch = _env.get().torch_version[:2]
+        if self.since and torch < tuple(int(p) for p in self.since.split(".")):
+            return False
+        if self.until and torch >= tuple(int(p) for p in self.until.split(".")):
             return False
         if error is not None and type(error).__name__ not in self.errors:
             return False
@@ -59,6 +66,46 @@ REFUSALS: tuple[Refusal, ...] = (
         ("NotImplementedError",),
         r"^the derivative for '_scaled_dot_product_\w+' is not implemented",
         "tools/autograd/derivatives.yaml (a forward kernel without a registered backward)",
+    ),
+    *(
+        Refusal(
+            "torch.nn.functional.scaled_dot_product_attention",
+            ("cuda",),
+            ("RuntimeError",),
+            rf"^No available kernel\. Aborting execution\. \(the kernel's reasons: .*{reason}",
+            f"{ATEN}/transformers/cuda/sdp_utils.cpp and sdp_utils_cpp.h ({where}); the error is select_sdp_backend's, "
+            "the reason the kernel's warning (_support/kernel_reasons.py puts them in one line); seen on an H200 with "
+            "2.11.0+cu130 (tests/data/gpu-facts/h200-2.11.0+cu130.json)",
+            f"No available kernel. Aborting execution. (the kernel's reasons: {example})",
+        )
+        for reason, where, example in (
+            (
+                r"Expected query, key and value to all be of dtype: \{Half, BFloat16\}",
+                "check_dtypes_low_precision: flash and cuDNN take float16/bfloat16 only",
+                "Expected query, key and value to all be of dtype: {Half, BFloat16}. Got Query dtype: float, Key "
+                "dtype: float, and Value dtype: float instead.",
+            ),
+            (
+                r"Flash Attention does not support non-null attn_mask",
+                "check_for_attn_mask: flash takes no arbitrary mask",
+                "Flash Attention does not support non-null attn_mask.",
+            ),
+            (
+                r"For dense input, both fused kernels require query, key and value to have the same num_heads",
+                "check_batch_size_and_num_heads_dense: the efficient kernel requires equal head counts (no GQA)",
+                "For dense input, both fused kernels require query, key and value to have the same num_heads.",
+            ),
+            (
+                r"Mem efficient attention requires last dimension of inputs to be divisible by \d+",
+                "check_head_dim_size_mem_efficient: head dim a multiple of 8 (4 in float32)",
+                "Mem efficient attention requires last dimension of inputs to be divisible by 8.",
+            ),
+            (
+                r"head_dim should be a multiple of 8",
+                "check_cudnn_tensor_shapes: cuDNN's head dim a multiple of 8",
+                "head_dim should be a multiple of 8",
+            ),
+        )
     ),
     Refusal(
         FLEX_BACKWARD,
@@ -97,6 +144,55 @@ REFUSALS: tuple[Refusal, ...] = (
         f"{ATEN}/cuda/ScaledBlas.cpp (ROCm >= 7.0: MX GEMM on gfx950 only)",
         "Block-wise scaling for Float8_e8m0fnu is only supported on gfx950",
     ),
+    *(
+        Refusal(
+            "torch.nn.functional.scaled_mm:mx-below-sm100",
+            ("cuda",),
+            (error,),
+            text,
+            "torch 2.11.0+cu130 on an H200 (sm_90; tests/data/gpu-cells/cu130-2.11.0-h200-run1): cuBLASLt has MX "
+            "kernels for sm_100/sm_103 only, and before the explicit 'only supported in CUDA for B200/B300' check "
+            "(aten/src/ATen/native/cuda/ScaledBlas.cpp, v2.13.0) the call reached cuBLASLt; the test names this op "
+            "only on an NVIDIA GPU below sm_100 (the capability bound), the release bound is `until`",
+            example,
+            until="2.13",
+        )
+        for error, text, example in (
+            (
+                "RuntimeError",
+                r"^CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasLtMatmulAlgoGetHeuristic\(",
+                "CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasLtMatmulAlgoGetHeuristic( ltHandle, "
+                "computeDesc.descriptor(), Adesc.descriptor(), Bdesc.descriptor(), Cdesc.descriptor(), "
+                "Ddesc.descriptor(), preference.descriptor(), 1, &heuristicResult, &returnedResult)`",
+            ),
+            (
+                "ValueError",
+                r"^Multiplication of two Float8_e5m2 matrices is not supported$",
+                "Multiplication of two Float8_e5m2 matrices is not supported",
+            ),
+        )
+    ),
+    Refusal(
+        "torch.linalg.lstsq:driver",
+        ("cuda", "rocm"),
+        ("RuntimeError",),
+        r"^torch\.linalg\.lstsq: `driver` other than `gels` is not supported on CUDA$",
+        f"{ATEN}/BatchLinearAlgebra.cpp (linalg_lstsq: on CUDA tensors, ROCm's included, only gels); seen on an H200 "
+        "with 2.11.0+cu130 (tests/data/gpu-facts)",
+        "torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA",
+    ),
+    *(
+        Refusal(
+            f"torch.backends.cuda.preferred_linalg_library:{backend.lower()}",
+            families,
+            ("RuntimeError",),
+            rf"^Cannot set preferred backend to {backend} if PyTorch has not been compiled with {backend}\.$",
+            "aten/src/ATen/Context.cpp (setLinalgPreferredBackend; the text read in libtorch_cpu.so of 2.13.0+cpu): a "
+            f"build without {backend} refuses to prefer it",
+            f"Cannot set preferred backend to {backend} if PyTorch has not been compiled with {backend}.",
+        )
+        for backend, families in (("cuSOLVER", ("cpu", "xpu")), ("MAGMA", ("cpu", "cuda", "rocm", "xpu")))
+    ),
     Refusal(
         "torch.linalg.svd:driver",
         ("cpu", "rocm", "xpu"),
@@ -116,9 +212,13 @@ REFUSALS: tuple[Refusal, ...] = (
         "torch.accelerator.Graph",
         ("cuda", "rocm"),
         ("RuntimeError",),
-        r"Graph is not supported on device type: cuda",
-        "https://github.com/pytorch/pytorch/pull/190307 (the CUDA Graph adapter, open: libtorch_cuda registers none)",
+        r"^Graph is not supported on device type: cuda$",
+        "https://github.com/pytorch/pytorch/pull/190307 (the CUDA Graph adapter, open: libtorch_cuda registers none); "
+        "read in the wheels 2.13.0, 2.14.1+cu130 and 2.15.0+cu132: torch.accelerator.Graph arrived in 2.12 (since), "
+        "and a release after 2.15 is not known to refuse (until): there a refusal fails until it is read again",
         "Graph is not supported on device type: cuda",
+        since="2.12",
+        until="2.16",
     ),
     Refusal(
         REDUCE_OVERHEAD,
@@ -143,6 +243,26 @@ REFUSALS: tuple[Refusal, ...] = (
         r"^Error original_tensor\.device= \w+(:\d+)? is not supported! Only CUDA tensors are currently supported\.",
         "torch/sparse/semi_structured.py (SparseSemiStructuredTensor._validate_device_dim_dtype_shape)",
         "Error original_tensor.device= cpu is not supported! Only CUDA tensors are currently supported.",
+    ),
+    Refusal(
+        SEMI_STRUCTURED,
+        ("cuda",),
+        ("RuntimeError",),
+        r"^Error original_tensor\.dtype torch\.float32 is not a supported dtype for "
+        r"<class 'torch\.sparse\.semi_structured\.SparseSemiStructuredTensorCUSPARSELT'>!$",
+        "torch/sparse/semi_structured.py (SparseSemiStructuredTensorCUSPARSELT._DTYPE_SHAPE_CONSTRAINTS: "
+        "float8_e4m3fn, int8, float16, bfloat16; CUTLASS also takes float32); seen on an H200 with 2.11.0+cu130",
+        "Error original_tensor.dtype torch.float32 is not a supported dtype for "
+        "<class 'torch.sparse.semi_structured.SparseSemiStructuredTensorCUSPARSELT'>!",
+    ),
+    Refusal(
+        SEMI_STRUCTURED,
+        ("cuda",),
+        ("RuntimeError",),
+        r"^sparse_semi_structured_mad_op : Supported only on GPUs with compute capability 8\.x$",
+        f"{ATEN}/sparse/cuda/SparseSemiStructuredOps.cu (the CUTLASS 2:4 kernels are built for sm8x); seen on an H200 "
+        "with 2.11.0+cu130",
+        "sparse_semi_structured_mad_op : Supported only on GPUs with compute capability 8.x",
     ),
     Refusal(
         "torch.nn.attention.varlen.varlen_attn",
