@@ -170,6 +170,11 @@ REFUSALS: tuple[Refusal, ...] = (
                 r"^Multiplication of two Float8_e5m2 matrices is not supported$",
                 "Multiplication of two Float8_e5m2 matrices is not supported",
             ),
+            (
+                "RuntimeError",
+                r"^Invalid scaling configuration\.",  # the unswizzled scales (tests/data/gpu-facts: mxfp8)
+                "Invalid scaling configuration.",
+            ),
         )
     ),
     Refusal(
