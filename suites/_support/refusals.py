@@ -177,6 +177,19 @@ REFUSALS: tuple[Refusal, ...] = (
             ),
         )
     ),
+    *(
+        Refusal(
+            op,
+            ("cuda", "rocm"),
+            ("RuntimeError",),
+            r"^torch\._scaled_mm is only supported on CUDA devices with compute capability >= 9\.0 or 8\.9, or ROCm "
+            r"MI300\+",
+            f"{ATEN}/cuda/ScaledBlas.cpp (the FP8 recipes need sm_89/sm_90+ or MI300+; the text read in "
+            "libtorch_cuda.so of 2.12.1+cu130, its only FP8 capability refusal)",
+            "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+",
+        )
+        for op in ("torch._scaled_mm", "torch.nn.functional.scaled_mm:fp8")
+    ),
     Refusal(
         "torch.linalg.lstsq:driver",
         ("cuda", "rocm"),
