@@ -199,6 +199,15 @@ REFUSALS: tuple[Refusal, ...] = (
         "with 2.11.0+cu130 (tests/data/gpu-facts)",
         "torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA",
     ),
+    Refusal(
+        "torch.export.load:older-release",
+        ("cpu", "cuda", "rocm", "xpu"),
+        ("SerializeError",),
+        r"^Serialized schema version .* does not match our current schema version",
+        "torch/_export/serde/serialize.py (a file whose schema major version differs is refused); torch.export.load's "
+        "docstring: 'saved files may not be usable in newer versions of PyTorch' (no cross-release claim)",
+        "Serialized schema version SchemaVersion(major=8, minor=20) does not match our current schema version (9, 0).",
+    ),
     *(
         Refusal(
             f"torch.backends.cuda.preferred_linalg_library:{backend.lower()}",
