@@ -248,6 +248,29 @@ REFUSALS: tuple[Refusal, ...] = (
         until="2.16",
     ),
     Refusal(
+        "torch.compile:reduce-overhead:cond",
+        ("cuda", "rocm"),
+        ("RuntimeError",),
+        r"^Inductor ran torch\.cond without a CUDA graph",
+        "https://github.com/pytorch/pytorch/pull/168912 (torch.cond in CUDA graphs, 2.12: the eager and cudagraphs "
+        "backends, 'no inductor support at this time'); on an H200 with 2.11.0 Inductor skipped it (cudagraph_skips 1, "
+        "no launch, tests/data/gpu-facts); read up to 2.15's notes, so bounded there",
+        "Inductor ran torch.cond without a CUDA graph (cudagraph_skips +1, no graph launched)",
+        until="2.16",
+    ),
+    Refusal(
+        "torch._higher_order_ops.while_loop:cuda-graph",
+        ("cuda", "rocm"),
+        ("RuntimeError",),
+        r"operation not permitted when stream is capturing|cudaErrorStreamCapture\w+|hipErrorStreamCapture\w+|"
+        r"operation failed due to a previous error during capture",
+        "torch/_higher_order_ops/cudagraph_conditional_nodes.py of 2.13.0 makes IF nodes for torch.cond only: a "
+        "while_loop under capture runs its loop on the host, whose predicate read is a synchronisation the capture "
+        "refuses (WHILE nodes: pytorch/pytorch#186055, after the 2.13 branch; not read in 2.14: bounded by until)",
+        "CUDA error: operation not permitted when stream is capturing",
+        until="2.14",
+    ),
+    Refusal(
         REDUCE_OVERHEAD,
         ("xpu",),
         ("RuntimeError",),
