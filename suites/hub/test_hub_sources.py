@@ -259,7 +259,8 @@ def test_list_and_help_prompt(local_hub: LocalHub, monkeypatch: pytest.MonkeyPat
     assert local_hub.trusted == [f"{OWNER}_{NAME}"]
     local_hub.answer(monkeypatch)  # trusted now: help must not prompt again
     assert hub.help(REPO, "tiny", skip_validation=True) == "a tiny model"
-    assert local_hub.served.zipball_requests() == 1, "help downloaded the repository again"
+    _check_model(hub.load(REPO, "tiny", skip_validation=True, verbose=False), 1)  # the listed entrypoint works
+    assert local_hub.served.zipball_requests() == 1, "help or load downloaded the repository again"
 
 
 def test_trust_repo_none_is_not_a_check(local_hub: LocalHub, monkeypatch: pytest.MonkeyPatch, record_property) -> None:

@@ -217,7 +217,13 @@ def test_nan_and_indefinite_inputs_fail_by_batch_element(device: torch.device) -
     sym[0, 0, 0] = float("nan")
     with pytest.raises(torch.linalg.LinAlgError, match=r"^linalg\.eigh: \(Batch element 0\): The algorithm failed"):
         torch.linalg.eigh(sym.to(device))
+    finite = sym[1:].to(device)  # the same batch without its NaN element: the values, against float64
+    with exempt():
+        want = torch.linalg.eigvalsh(sym[1:])
+    torch.testing.assert_close(torch.linalg.eigh(finite).eigenvalues.cpu(), want, rtol=1e-10, atol=1e-10)
     spd = _spd((3, 6, 6), torch.float64, torch.device("cpu"))
+    low = torch.linalg.cholesky(spd.to(device)).cpu()
+    torch.testing.assert_close(low @ low.mT, spd, rtol=1e-12, atol=1e-12, msg=lambda m: f"L L^T, valid batch: {m}")
     spd[1, 2, 2] = -100.0  # the leading minor of order 3 of batch element 1 is negative
     with pytest.raises(torch.linalg.LinAlgError, match=r"\(Batch element 1\): .*not positive-definite"):
         torch.linalg.cholesky(spd.to(device))
