@@ -255,7 +255,8 @@ def test_list_and_help_prompt(local_hub: LocalHub, monkeypatch: pytest.MonkeyPat
         assert local_hub.trusted == []
         return
     assert hub.list(REPO, skip_validation=True) == ["tiny"], "entrypoints: callables without a leading underscore"
-    assert len(local_hub.prompts) == 1 and PROMPT in local_hub.prompts[0], local_hub.prompts
+    shown = local_hub.prompts
+    assert len(shown) == 1 and PROMPT in shown[0], f"hub.list prompted {len(shown)} time(s), want once: {shown}"
     assert local_hub.trusted == [f"{OWNER}_{NAME}"]
     local_hub.answer(monkeypatch)  # trusted now: help must not prompt again
     assert hub.help(REPO, "tiny", skip_validation=True) == "a tiny model"
@@ -294,8 +295,9 @@ def test_force_reload_fetches_the_new_commit(local_hub: LocalHub, monkeypatch: p
     local_hub.publish("main")
     _check_model(hub.load(REPO, "tiny", trust_repo=True, skip_validation=True, verbose=False), 1)
     assert local_hub.served.zipball_requests() == 1, "without force_reload the cached repository must be used"
-    _check_model(hub.load(REPO, "tiny", trust_repo=True, skip_validation=True, force_reload=True, verbose=False), 2)
+    reloaded = hub.load(REPO, "tiny", trust_repo=True, skip_validation=True, force_reload=True, verbose=False)
     assert local_hub.served.zipball_requests() == 2, "force_reload did not download the repository again"
+    _check_model(reloaded, 2)
 
 
 def test_fork_check(local_hub: LocalHub, monkeypatch: pytest.MonkeyPatch) -> None:
