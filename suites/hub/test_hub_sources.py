@@ -1,6 +1,7 @@
-"""torch.hub's other doors, against a real local git repository served by a local HTTP server on 127.0.0.1.
+"""torch.hub's other doors, against a local repository served by a local HTTP server on 127.0.0.1.
 
-The repository is made with ``git`` (``init``, commits, ``git archive`` for GitHub's zipball); the server answers
+The repository has commits, a ``main`` branch, a working tree and GitHub's zipball of each commit (``Repository``);
+the server answers
 GitHub's URLs as torch.hub builds them (``/repos/<owner>/<repo>/branches``, ``/tags``, ``/<owner>/<repo>/zipball/
 <ref>``) and serves checkpoints; ``torch.hub``'s ``urlopen`` is pointed at it (the host rewritten, the path and
 query kept), and the suites' offline guard lets through connections to 127.0.0.1 only. Every request is counted,
@@ -24,14 +25,13 @@ import _socket
 import builtins
 import hashlib
 import http.server
+import io
 import json
-import os
 import pickle
-import shutil
 import socket
-import subprocess
 import textwrap
 import threading
+import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -42,12 +42,9 @@ from urllib.request import Request
 import pytest
 import torch
 import torch.hub as hub
-from _support.requires import DEPENDENCY, fact, requires, torch_at_least
+from _support.requires import requires, torch_at_least
 
-pytestmark = requires(
-    torch_at_least("2.11", 'torch.hub trust_repo="check" default'),
-    fact(shutil.which("git") is not None, DEPENDENCY, "the hub repository tests build a git repository: no git here"),
-)
+pytestmark = requires(torch_at_least("2.11", 'torch.hub trust_repo="check" default'))
 
 OWNER, NAME = "someowner", "somerepo"
 PROMPT = "does not belong to the list of trusted repositories"
@@ -72,32 +69,39 @@ def _hubconf(marker: Path, out_features: int) -> str:
     )
 
 
-class GitRepo:
-    """A real git repository; ``archive(ref)`` is GitHub's zipball of it (one top folder <owner>-<repo>-<sha7>)."""
+class Repository:
+    """A repository as torch.hub sees one: commits (snapshots of its files under a 40-hex id), the branch ``main``, a
+    working tree (what ``source="local"`` loads) and GitHub's zipball of a commit (one top folder
+    ``<owner>-<repo>-<sha7>/``, as ``git archive --prefix`` writes it). torch.hub never runs git ("Use urlopen to avoid
+    depending on local git"), and the suites' images carry none: the commits are modelled, the archives are real."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.mkdir()
-        self._git("init", "-q", "-b", "main")
-
-    def _git(self, *args: str) -> str:
-        env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
-        ident = ["-c", "user.name=compat", "-c", "user.email=compat@localhost", "-c", "commit.gpgsign=false"]
-        argv = ["git", *ident, *args]
-        return subprocess.run(argv, cwd=self.path, env=env, capture_output=True, text=True, check=True).stdout.strip()
+        self.commits: dict[str, dict[str, str]] = {}
+        self.heads: dict[str, str] = {}
 
     def commit(self, files: dict[str, str], message: str) -> str:
+        parent = self.heads.get("main")
+        snapshot = {**(self.commits[parent] if parent else {}), **files}
+        sha = hashlib.sha1(json.dumps([parent, message, sorted(snapshot.items())]).encode()).hexdigest()
+        self.commits[sha], self.heads["main"] = snapshot, sha
         for name, text in files.items():
             (self.path / name).write_text(text)
-        self._git("add", "-A")
-        self._git("commit", "-q", "-m", message)
-        return self._git("rev-parse", "HEAD")
+        return sha
+
+    def rev_parse(self, ref: str) -> str:
+        return self.heads.get(ref, ref)
 
     def archive(self, ref: str) -> bytes:
-        sha = self._git("rev-parse", ref)
-        out = self.path.parent / f"{sha}.zip"
-        self._git("archive", "--format=zip", f"--prefix={OWNER}-{NAME}-{sha[:7]}/", "-o", str(out), sha)
-        return out.read_bytes()
+        sha = self.rev_parse(ref)
+        top = f"{OWNER}-{NAME}-{sha[:7]}/"
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            z.writestr(top, "")
+            for name, text in sorted(self.commits[sha].items()):
+                z.writestr(top + name, text)
+        return buffer.getvalue()
 
 
 @dataclass
@@ -168,7 +172,7 @@ def loopback(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @dataclass
 class LocalHub:
-    repo: GitRepo
+    repo: Repository
     served: Served
     base: str  # http://127.0.0.1:<port>
     hub_dir: Path
@@ -193,17 +197,17 @@ class LocalHub:
 
     def publish(self, ref: str) -> str:
         """Serve the zipball of ``ref`` under its name and its full sha; the branch list names it."""
-        sha = self.repo._git("rev-parse", ref)
+        sha = self.repo.rev_parse(ref)
         data = self.repo.archive(sha)
         self.served.zipballs.update({ref: data, sha: data, sha[:10]: data})
-        self.served.branches = [{"name": "main", "commit": {"sha": self.repo._git("rev-parse", "main")}}]
+        self.served.branches = [{"name": "main", "commit": {"sha": self.repo.rev_parse("main")}}]
         return sha
 
 
 @pytest.fixture
 def local_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loopback: None) -> Iterator[LocalHub]:
     marker = tmp_path / "hubconf-ran"
-    repo = GitRepo(tmp_path / "repo")
+    repo = Repository(tmp_path / "repo")
     repo.commit({"hubconf.py": _hubconf(marker, 1), "README.md": "a test repository\n"}, "first")
     served = Served()
     server = http.server.ThreadingHTTPServer((LOOPBACK, 0), _handler(served))
@@ -304,7 +308,7 @@ def test_fork_check(local_hub: LocalHub, monkeypatch: pytest.MonkeyPatch) -> Non
     local_hub.answer(monkeypatch)
     _check_model(hub.load(REPO, "tiny", trust_repo=True, skip_validation=False, verbose=False), 1)
     assert local_hub.served.asked[f"/repos/{OWNER}/{NAME}/branches"] >= 1, "skip_validation=False asked GitHub nothing"
-    sha = local_hub.repo._git("rev-parse", "main")
+    sha = local_hub.repo.rev_parse("main")
     prefix = f"{OWNER}/{NAME}:{sha[:10]}"  # a commit prefix of a branch head is the repository's own
     _check_model(hub.load(prefix, "tiny", trust_repo=True, skip_validation=False, verbose=False), 1)
     before = local_hub.served.zipball_requests()
