@@ -243,28 +243,28 @@ WHILE_LOOP = textwrap.dedent(
     import json, torch
     from torch._higher_order_ops.cudagraph_conditional_nodes import (
         ControlFlowOpWarmupDispatchMode, CUDAGraphCaptureControlFlowOpDispatchMode)
-    while_loop = torch.while_loop
+    from torch._higher_order_ops.while_loop import while_loop_op  # the operator torch.while_loop traces to
 
-    limit = torch.tensor(3, device="cuda")
+    limit = torch.tensor(3, device="cuda")  # the trip count: an additional input on the device
     i0 = torch.zeros((), dtype=torch.int64, device="cuda")
     x0 = torch.ones(16, device="cuda")
 
-    def cond_fn(i, x):
-        return i < limit
+    def cond_fn(i, x, n):
+        return i < n
 
-    def body_fn(i, x):
+    def body_fn(i, x, n):
         return i + 1, x * 2
 
     out = {"error": None, "results": []}
     side = torch.cuda.Stream()
     try:
         with torch.cuda.stream(side), ControlFlowOpWarmupDispatchMode():
-            while_loop(cond_fn, body_fn, (i0.clone(), x0.clone()))
+            while_loop_op(cond_fn, body_fn, (i0.clone(), x0.clone()), (limit,))
         torch.cuda.synchronize()
         g = torch.cuda.CUDAGraph()
         i, x = i0.clone(), x0.clone()
         with torch.cuda.graph(g, stream=side), CUDAGraphCaptureControlFlowOpDispatchMode():
-            i_out, x_out = while_loop(cond_fn, body_fn, (i, x))
+            i_out, x_out = while_loop_op(cond_fn, body_fn, (i, x), (limit,))
         for trips in (3, 5, 1):
             limit.fill_(trips)
             i.copy_(i0)
