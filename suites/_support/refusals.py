@@ -5,6 +5,10 @@
 only when the error's type and first line match an entry of :data:`REFUSALS` for this op and the family that
 ran; any other error is re-raised, so a crash never reads as "unsupported". A refusal the test observed
 without an exception (Inductor's skip counter) goes through :func:`refused_silently`, with the same rule.
+
+A row may be bounded by release: ``since`` (the first release whose build answers so) and ``until`` (the first that
+is not known to, or is known not to: there the refusal fails until someone reads that release again). A refusal that
+belongs to some devices of a family only (MX below sm_100) is listed under an op variant the test names only there.
 """
 
 from __future__ import annotations
