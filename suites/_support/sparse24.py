@@ -9,6 +9,8 @@ says whether the device is outside PyTorch's gate: there the call is still made,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 
@@ -74,7 +76,7 @@ def sparse_class(backend_name: str) -> type:
     return SparseSemiStructuredTensorCUTLASS if backend_name == "cutlass" else SparseSemiStructuredTensorCUSPARSELT
 
 
-def device_kernels(fn, device: torch.device) -> list[str]:
+def device_kernels(fn: Callable[[], object], device: torch.device) -> list[str]:
     """Names of the device kernels ``fn`` launched (profiler; copies and memsets are not kernels)."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
