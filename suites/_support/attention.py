@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from _support import kernel_reasons
 from _support.drills import exempt
 
 NO_VIABLE_BACKEND = "No viable backend for scaled_dot_product_attention"
@@ -136,6 +137,14 @@ def refusal_reason(error: BaseException, caught: list[warnings.WarningMessage]) 
     reasons.append(" ".join(str(error).splitlines()[0].split()) if str(error) else type(error).__name__)
     line = "; ".join(reasons)
     return line if len(line) <= 400 else line[:397] + "..."
+
+
+def with_reasons(error: RuntimeError, caught: list[warnings.WarningMessage]) -> RuntimeError:
+    """The refusal as one error the refusal table can judge by the kernel's own reasons (the warnings SDPA emitted
+    while choosing): same class, the message ``_support.kernel_reasons.compose`` makes, the original as its cause."""
+    composed = RuntimeError(kernel_reasons.compose(str(error), [str(w.message) for w in caught]))
+    composed.__cause__ = error
+    return composed
 
 
 def max_error(actual: torch.Tensor, expected: torch.Tensor) -> float:

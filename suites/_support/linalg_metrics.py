@@ -15,6 +15,11 @@ DTYPES = {
 }
 
 
+class EigenvectorsNotOrthonormal(AssertionError):
+    """eigh's eigenvectors are not orthonormal (||V^H V - I|| beyond the limit): the failure pytorch#192483 reports,
+    raised under its own name so that a known issue can expect exactly it and any other value regression fails."""
+
+
 def eps(dtype: torch.dtype) -> float:
     return torch.finfo(dtype.to_real() if dtype.is_complex else dtype).eps
 

@@ -5,6 +5,10 @@
 only when the error's type and first line match an entry of :data:`REFUSALS` for this op and the family that
 ran; any other error is re-raised, so a crash never reads as "unsupported". A refusal the test observed
 without an exception (Inductor's skip counter) goes through :func:`refused_silently`, with the same rule.
+
+A row may be bounded by release: ``since`` (the first release whose build answers so) and ``until`` (the first that
+is not known to, or is known not to: there the refusal fails until someone reads that release again). A refusal that
+belongs to some devices of a family only (MX below sm_100) is listed under an op variant the test names only there.
 """
 
 from __future__ import annotations
@@ -82,6 +86,46 @@ REFUSALS: tuple[Refusal, ...] = (
         r"^the derivative for '_scaled_dot_product_\w+' is not implemented",
         "tools/autograd/derivatives.yaml (a forward kernel without a registered backward)",
     ),
+    *(
+        Refusal(
+            "torch.nn.functional.scaled_dot_product_attention",
+            ("cuda",),
+            ("RuntimeError",),
+            rf"^No available kernel\. Aborting execution\. \(the kernel's reasons: .*{reason}",
+            f"{ATEN}/transformers/cuda/sdp_utils.cpp and sdp_utils_cpp.h ({where}); the error is select_sdp_backend's, "
+            "the reason the kernel's warning (_support/kernel_reasons.py puts them in one line); seen on an H200 with "
+            "2.11.0+cu130 (tests/data/gpu-facts/h200-2.11.0+cu130.json)",
+            f"No available kernel. Aborting execution. (the kernel's reasons: {example})",
+        )
+        for reason, where, example in (
+            (
+                r"Expected query, key and value to all be of dtype: \{Half, BFloat16\}",
+                "check_dtypes_low_precision: flash and cuDNN take float16/bfloat16 only",
+                "Expected query, key and value to all be of dtype: {Half, BFloat16}. Got Query dtype: float, Key "
+                "dtype: float, and Value dtype: float instead.",
+            ),
+            (
+                r"Flash Attention does not support non-null attn_mask",
+                "check_for_attn_mask: flash takes no arbitrary mask",
+                "Flash Attention does not support non-null attn_mask.",
+            ),
+            (
+                r"For dense input, both fused kernels require query, key and value to have the same num_heads",
+                "check_batch_size_and_num_heads_dense: the efficient kernel requires equal head counts (no GQA)",
+                "For dense input, both fused kernels require query, key and value to have the same num_heads.",
+            ),
+            (
+                r"Mem efficient attention requires last dimension of inputs to be divisible by \d+",
+                "check_head_dim_size_mem_efficient: head dim a multiple of 8 (4 in float32)",
+                "Mem efficient attention requires last dimension of inputs to be divisible by 8.",
+            ),
+            (
+                r"head_dim should be a multiple of 8",
+                "check_cudnn_tensor_shapes: cuDNN's head dim a multiple of 8",
+                "head_dim should be a multiple of 8",
+            ),
+        )
+    ),
     Refusal(
         FLEX_BACKWARD,
         ("cpu",),
@@ -119,6 +163,82 @@ REFUSALS: tuple[Refusal, ...] = (
         f"{ATEN}/cuda/ScaledBlas.cpp (ROCm >= 7.0: MX GEMM on gfx950 only)",
         "Block-wise scaling for Float8_e8m0fnu is only supported on gfx950",
     ),
+    *(
+        Refusal(
+            "torch.nn.functional.scaled_mm:mx-below-sm100",
+            ("cuda",),
+            (error,),
+            text,
+            "torch 2.11.0+cu130 on an H200 (sm_90; tests/data/gpu-cells/cu130-2.11.0-h200-run1): cuBLASLt has MX "
+            "kernels for sm_100/sm_103 only, and before the explicit 'only supported in CUDA for B200/B300' check "
+            "(aten/src/ATen/native/cuda/ScaledBlas.cpp, v2.13.0) the call reached cuBLASLt; the test names this op "
+            "only on an NVIDIA GPU below sm_100 (the capability bound), the release bound is `until`",
+            example,
+            until="2.13",
+        )
+        for error, text, example in (
+            (
+                "RuntimeError",
+                r"^CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasLtMatmulAlgoGetHeuristic\(",
+                "CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasLtMatmulAlgoGetHeuristic( ltHandle, "
+                "computeDesc.descriptor(), Adesc.descriptor(), Bdesc.descriptor(), Cdesc.descriptor(), "
+                "Ddesc.descriptor(), preference.descriptor(), 1, &heuristicResult, &returnedResult)`",
+            ),
+            (
+                "ValueError",
+                r"^Multiplication of two Float8_e5m2 matrices is not supported$",
+                "Multiplication of two Float8_e5m2 matrices is not supported",
+            ),
+            (
+                "RuntimeError",
+                r"^Invalid scaling configuration\.",  # the unswizzled scales (tests/data/gpu-facts: mxfp8)
+                "Invalid scaling configuration.",
+            ),
+        )
+    ),
+    *(
+        Refusal(
+            op,
+            ("cuda", "rocm"),
+            ("RuntimeError",),
+            r"^torch\._scaled_mm is only supported on CUDA devices with compute capability >= 9\.0 or 8\.9, or ROCm "
+            r"MI300\+",
+            f"{ATEN}/cuda/ScaledBlas.cpp (the FP8 recipes need sm_89/sm_90+ or MI300+; the text read in "
+            "libtorch_cuda.so of 2.12.1+cu130, its only FP8 capability refusal)",
+            "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+",
+        )
+        for op in ("torch._scaled_mm", "torch.nn.functional.scaled_mm:fp8")
+    ),
+    Refusal(
+        "torch.linalg.lstsq:driver",
+        ("cuda", "rocm"),
+        ("RuntimeError",),
+        r"^torch\.linalg\.lstsq: `driver` other than `gels` is not supported on CUDA$",
+        f"{ATEN}/BatchLinearAlgebra.cpp (linalg_lstsq: on CUDA tensors, ROCm's included, only gels); seen on an H200 "
+        "with 2.11.0+cu130 (tests/data/gpu-facts)",
+        "torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA",
+    ),
+    Refusal(
+        "torch.export.load:older-release",
+        ("cpu", "cuda", "rocm", "xpu"),
+        ("SerializeError",),
+        r"^Serialized schema version .* does not match our current schema version",
+        "torch/_export/serde/serialize.py (a file whose schema major version differs is refused); torch.export.load's "
+        "docstring: 'saved files may not be usable in newer versions of PyTorch' (no cross-release claim)",
+        "Serialized schema version SchemaVersion(major=8, minor=20) does not match our current schema version (9, 0).",
+    ),
+    *(
+        Refusal(
+            f"torch.backends.cuda.preferred_linalg_library:{backend.lower()}",
+            families,
+            ("RuntimeError",),
+            rf"^Cannot set preferred backend to {backend} if PyTorch has not been compiled with {backend}\.$",
+            "aten/src/ATen/Context.cpp (setLinalgPreferredBackend; the text read in libtorch_cpu.so of 2.13.0+cpu): a "
+            f"build without {backend} refuses to prefer it",
+            f"Cannot set preferred backend to {backend} if PyTorch has not been compiled with {backend}.",
+        )
+        for backend, families in (("cuSOLVER", ("cpu", "xpu")), ("MAGMA", ("cpu", "cuda", "rocm", "xpu")))
+    ),
     Refusal(
         "torch.linalg.svd:driver",
         ("cpu", "rocm", "xpu"),
@@ -138,9 +258,36 @@ REFUSALS: tuple[Refusal, ...] = (
         "torch.accelerator.Graph",
         ("cuda", "rocm"),
         ("RuntimeError",),
-        r"Graph is not supported on device type: cuda",
-        "https://github.com/pytorch/pytorch/pull/190307 (the CUDA Graph adapter, open: libtorch_cuda registers none)",
+        r"^Graph is not supported on device type: cuda$",
+        "https://github.com/pytorch/pytorch/pull/190307 (the CUDA Graph adapter, open: libtorch_cuda registers none); "
+        "read in the wheels 2.13.0, 2.14.1+cu130 and 2.15.0+cu132: torch.accelerator.Graph arrived in 2.12 (since), "
+        "and a release after 2.15 is not known to refuse (until): there a refusal fails until it is read again",
         "Graph is not supported on device type: cuda",
+        since="2.12",
+        until="2.16",
+    ),
+    Refusal(
+        "torch.compile:reduce-overhead:cond",
+        ("cuda", "rocm"),
+        ("RuntimeError",),
+        r"^Inductor ran torch\.cond without a CUDA graph",
+        "https://github.com/pytorch/pytorch/pull/168912 (torch.cond in CUDA graphs, 2.12: the eager and cudagraphs "
+        "backends, 'no inductor support at this time'); on an H200 with 2.11.0 Inductor skipped it (cudagraph_skips 1, "
+        "no launch, tests/data/gpu-facts); read up to 2.15's notes, so bounded there",
+        "Inductor ran torch.cond without a CUDA graph (cudagraph_skips +1, no graph launched)",
+        until="2.16",
+    ),
+    Refusal(
+        "torch._higher_order_ops.while_loop:cuda-graph",
+        ("cuda", "rocm"),
+        ("RuntimeError",),
+        r"operation not permitted when stream is capturing|cudaErrorStreamCapture\w+|hipErrorStreamCapture\w+|"
+        r"operation failed due to a previous error during capture",
+        "torch/_higher_order_ops/cudagraph_conditional_nodes.py of 2.13.0 makes IF nodes for torch.cond only: a "
+        "while_loop under capture runs its loop on the host, whose predicate read is a synchronisation the capture "
+        "refuses (WHILE nodes: pytorch/pytorch#186055, after the 2.13 branch; not read in 2.14: bounded by until)",
+        "CUDA error: operation not permitted when stream is capturing",
+        until="2.14",
     ),
     Refusal(
         REDUCE_OVERHEAD,
@@ -165,6 +312,26 @@ REFUSALS: tuple[Refusal, ...] = (
         r"^Error original_tensor\.device= \w+(:\d+)? is not supported! Only CUDA tensors are currently supported\.",
         "torch/sparse/semi_structured.py (SparseSemiStructuredTensor._validate_device_dim_dtype_shape)",
         "Error original_tensor.device= cpu is not supported! Only CUDA tensors are currently supported.",
+    ),
+    Refusal(
+        SEMI_STRUCTURED,
+        ("cuda",),
+        ("RuntimeError",),
+        r"^Error original_tensor\.dtype torch\.float32 is not a supported dtype for "
+        r"<class 'torch\.sparse\.semi_structured\.SparseSemiStructuredTensorCUSPARSELT'>!$",
+        "torch/sparse/semi_structured.py (SparseSemiStructuredTensorCUSPARSELT._DTYPE_SHAPE_CONSTRAINTS: "
+        "float8_e4m3fn, int8, float16, bfloat16; CUTLASS also takes float32); seen on an H200 with 2.11.0+cu130",
+        "Error original_tensor.dtype torch.float32 is not a supported dtype for "
+        "<class 'torch.sparse.semi_structured.SparseSemiStructuredTensorCUSPARSELT'>!",
+    ),
+    Refusal(
+        SEMI_STRUCTURED,
+        ("cuda",),
+        ("RuntimeError",),
+        r"^sparse_semi_structured_mad_op : Supported only on GPUs with compute capability 8\.x$",
+        f"{ATEN}/sparse/cuda/SparseSemiStructuredOps.cu (the CUTLASS 2:4 kernels are built for sm8x); seen on an H200 "
+        "with 2.11.0+cu130",
+        "sparse_semi_structured_mad_op : Supported only on GPUs with compute capability 8.x",
     ),
     Refusal(
         "torch.nn.attention.varlen.varlen_attn",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _support.attention import CASES, case_reference, recorded_warnings, refusal_reason, run_sdpa
+from _support.attention import CASES, case_reference, recorded_warnings, refusal_reason, run_sdpa, with_reasons
 from _support.drills import exempt
 from _support.env import get as compat_env
 from _support.refusals import refused
@@ -77,8 +77,8 @@ def test_kernel_matches_float64_math(device: torch.device, kernel: str, dtype: t
         try:
             with sdpa_kernel(KERNELS[kernel]):
                 out, _ = run_sdpa(inputs, spec, device, dtype, backward=False)
-        except RuntimeError as e:
-            refused(SDPA, e, f"{where}: refused: {refusal_reason(e, caught)}")
+        except RuntimeError as e:  # judged with the kernel's reasons (warnings): the table lists refusals by them
+            refused(SDPA, with_reasons(e, caught), f"{where}: refused: {refusal_reason(e, caught)}")
     assert out.dtype == dtype and out.shape == ref_out.shape
     torch.testing.assert_close(
         out.double().cpu(), ref_out, **bounds["out"].kwargs(), msg=lambda m: f"{where}, output: {m}"

@@ -1,11 +1,13 @@
 """to_sparse_semi_structured + matmul on the cuSPARSELt / hipSPARSELt and CUTLASS backends, and FP8 2:4.
 
 Gates (PyTorch's own test gating, torch 2.13):
-* CUTLASS: NVIDIA sm8x only.
+* CUTLASS: NVIDIA sm8x only; elsewhere the call is made and its refusal judged (sm_90: "Supported only on GPUs
+  with compute capability 8.x", _support/refusals.py).
 * cuSPARSELt: torch.backends.cusparselt.is_available() and NVIDIA sm8x/sm9x; on ROCm hipSPARSELt
   (ROCm > 6.4, gfx942/gfx950). Other NVIDIA archs (e.g. Blackwell) are tried, and a refusal is
   reported as [unsupported] with the error.
-* FP8 float8_e4m3fn through torch._scaled_mm: NVIDIA cc 8.9 / 9.x with cuSPARSELt >= 0.6.2, or ROCm gfx950.
+* FP8 float8_e4m3fn through torch._scaled_mm: NVIDIA cc 8.9 / 9.x with cuSPARSELt >= 0.6.2, or ROCm gfx950;
+  compared with the float64 product of the dequantised operands.
 On CPU (and XPU) the conversion is refused: the test checks that refusal and reports [unsupported].
 """
 
@@ -15,50 +17,10 @@ import pytest
 import torch
 from _support.refusals import SEMI_STRUCTURED, refused
 from _support.requires import skip_unsupported
+from _support.sparse24 import gate, refused_off_cuda, sm
+from _support.tolerances import SEMI_STRUCTURED as SPARSE_TOL
 
 TOL = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (2e-2, 2e-2)}
-CUSPARSELT_ROCM_ARCHS = ("gfx942", "gfx950")
-
-
-def _refused_off_cuda(device: torch.device, dtype: torch.dtype) -> None:
-    """Non-CUDA devices: the conversion must be refused; the matrix cell then reads [unsupported]."""
-    __tracebackhide__ = True
-    from torch.sparse import to_sparse_semi_structured
-
-    dense = (torch.rand(128, 128) * torch.tensor([0, 0, 1, 1]).tile((128, 32))).to(dtype).to(device)
-    try:
-        to_sparse_semi_structured(dense)
-    except RuntimeError as e:
-        refused(SEMI_STRUCTURED, e, f"{device.type} has no 2:4 semi-structured kernels")
-    pytest.fail(f"to_sparse_semi_structured on {device.type} did not refuse: the check above expects its refusal")
-
-
-def _gate(backend_name: str, compat_env) -> bool:
-    """Skip with the right class unless ``backend_name`` should work here. True = outside PyTorch's gate, try it."""
-    __tracebackhide__ = True
-    if backend_name == "cutlass":
-        if compat_env.is_rocm:
-            skip_unsupported("CUTLASS 2:4 kernels are CUDA-only; ROCm uses hipSPARSELt")
-        if compat_env.capability is None or compat_env.capability[0] != 8:
-            skip_unsupported(f"CUTLASS 2:4 kernels are built for sm8x (Ampere) only; this GPU is sm_{_sm(compat_env)}")
-        return False
-    # cuSPARSELt / hipSPARSELt
-    if not torch.backends.cusparselt.is_available():
-        lib = "hipSPARSELt" if compat_env.is_rocm else "cuSPARSELt"
-        skip_unsupported(f"this torch build has no {lib} (torch.backends.cusparselt.is_available() is False)")
-    if compat_env.is_rocm:
-        hip = compat_env.hip_runtime or (0,)
-        if hip[:2] <= (6, 4) or compat_env.arch not in CUSPARSELT_ROCM_ARCHS:
-            skip_unsupported(
-                f"hipSPARSELt 2:4 needs ROCm > 6.4 on {'/'.join(CUSPARSELT_ROCM_ARCHS)} "
-                f"(found ROCm {torch.version.hip} on {compat_env.arch})"
-            )
-        return False
-    return compat_env.capability is None or compat_env.capability[0] not in (8, 9)
-
-
-def _sm(compat_env) -> str:
-    return "".join(map(str, compat_env.capability)) if compat_env.capability else "unknown"
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
@@ -67,7 +29,7 @@ def test_semi_structured_matmul_matches_dense(
     device: torch.device, compat_env, monkeypatch, backend_name: str, dtype: torch.dtype
 ) -> None:
     if device.type != "cuda":
-        _refused_off_cuda(device, dtype)
+        refused_off_cuda(device, dtype)
     from torch.sparse import (
         SparseSemiStructuredTensor,
         SparseSemiStructuredTensorCUSPARSELT,
@@ -75,7 +37,7 @@ def test_semi_structured_matmul_matches_dense(
         to_sparse_semi_structured,
     )
 
-    outside_gate = _gate(backend_name, compat_env)
+    outside_gate = gate(backend_name, compat_env)
     monkeypatch.setattr(SparseSemiStructuredTensor, "_FORCE_CUTLASS", backend_name == "cutlass")
     mask = torch.tensor([0, 0, 1, 1], device=device).tile((256, 32)).bool()
     a = torch.randn(256, 128, device=device, dtype=dtype) * mask
@@ -85,7 +47,7 @@ def test_semi_structured_matmul_matches_dense(
         out = torch.mm(a_sparse, b)
     except (RuntimeError, NotImplementedError) as e:
         if outside_gate:  # judged by the refusal table: no text is known, so any error fails
-            refused(SEMI_STRUCTURED, e, f"{backend_name} 2:4 on sm_{_sm(compat_env)} (outside PyTorch's gate)")
+            refused(SEMI_STRUCTURED, e, f"{backend_name} 2:4 on sm_{sm(compat_env)} (outside PyTorch's gate)")
         raise
     expected_cls = (
         SparseSemiStructuredTensorCUTLASS if backend_name == "cutlass" else SparseSemiStructuredTensorCUSPARSELT
@@ -107,28 +69,31 @@ def _fp8_supported(compat_env) -> tuple[bool, str]:
     cap = compat_env.capability or (0, 0)
     version = compat_env.cusparselt or 0
     ok = (cap == (8, 9) or cap[0] == 9) and version >= 602
-    return ok, f"FP8 2:4 needs cc 8.9/9.x with cuSPARSELt >= 0.6.2 (found sm_{_sm(compat_env)}, cuSPARSELt {version})"
-
-
-def _to_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    fmax = torch.finfo(torch.float8_e4m3fn).max
-    scale = fmax / x.abs().max().clamp(min=1e-12)
-    return (x * scale).clamp(-fmax, fmax).to(torch.float8_e4m3fn), scale.float().reciprocal()
+    return ok, f"FP8 2:4 needs cc 8.9/9.x with cuSPARSELt >= 0.6.2 (found sm_{sm(compat_env)}, cuSPARSELt {version})"
 
 
 def test_fp8_e4m3fn_semi_structured_scaled_mm(device: torch.device, compat_env) -> None:
+    """FP8 2:4 through torch._scaled_mm against the float64 product of the dequantised operands (scales 1/2 and 4:
+    a kernel that ignores them is off by 2x); the dense FP8 product on the same device is held to the same bound."""
     if device.type != "cuda":
-        _refused_off_cuda(device, torch.float8_e4m3fn)
+        refused_off_cuda(device, torch.float8_e4m3fn)
     ok, why = _fp8_supported(compat_env)
     if not ok:
         skip_unsupported(why)
     from torch.sparse import to_sparse_semi_structured
 
-    mask = torch.tensor([0, 0, 1, 1], device=device).tile((256, 32)).to(torch.float16)
-    a = mask * torch.rand(256, 128, device=device).half()
-    b = torch.rand(256, 128, device=device).half().t()
-    a8, sa = _to_fp8(a)
-    b8, sb = _to_fp8(b)
-    dense = torch._scaled_mm(a8, b8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
-    sparse = torch._scaled_mm(to_sparse_semi_structured(a8), b8, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
-    torch.testing.assert_close(sparse, dense, rtol=7e-2, atol=7e-2)
+    gen = torch.Generator().manual_seed(0)
+    keep = torch.tensor([0, 0, 1, 1], dtype=torch.bool).tile((256, 32))
+    a8 = ((torch.randn(256, 128, generator=gen) * 4) * keep).to(torch.float8_e4m3fn)
+    b8 = (torch.randn(256, 128, generator=gen) * 4).to(torch.float8_e4m3fn)
+    sa, sb = torch.tensor(0.5), torch.tensor(4.0)
+    want = (a8.double() * 0.5) @ (b8.double() * 4.0).t()  # exact operands; the bound is bfloat16's rounding
+    a8, b8t, sa, sb = a8.to(device), b8.to(device).t(), sa.to(device), sb.to(device)
+    sparse = torch._scaled_mm(to_sparse_semi_structured(a8), b8t, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+    dense = torch._scaled_mm(a8, b8t, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+    tol = SPARSE_TOL[torch.bfloat16]
+    atol = tol.atol * float(want.abs().max())
+    for name, out in (("2:4 sparse", sparse), ("dense", dense)):
+        torch.testing.assert_close(
+            out.double().cpu(), want, rtol=tol.rtol, atol=atol, msg=lambda m, n=name: f"FP8 {n} vs float64: {m}"
+        )
