@@ -194,6 +194,11 @@ REFUSALS: tuple[Refusal, ...] = (
                 r"^Invalid scaling configuration\.",  # the unswizzled scales (tests/data/gpu-facts: mxfp8)
                 "Invalid scaling configuration.",
             ),
+            (
+                "ValueError",  # F.scaled_mm's own check of the unswizzled layout (H200, 2.11: gpu-cells run3)
+                r"^scale_a must be swizzled to SWIZZLE_32_4_4 format$",
+                "scale_a must be swizzled to SWIZZLE_32_4_4 format",
+            ),
         )
     ),
     *(
