@@ -97,3 +97,22 @@ def test_the_gpu_cell_is_the_one_the_h200_wrote() -> None:
     manifest = json.loads((GPU_CELL / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["environment"]["devices"][0]["name"] == "NVIDIA H200"
     assert manifest["environment"]["torch"]["version"] == "2.11.0+cu130"
+
+
+RUN3 = GPU_CELL.parent / "cu130-2.11.0-h200-run3"
+
+
+def test_the_third_h200_cell_runs_cudnn_attention_with_evidence_and_no_sdpa_failure() -> None:
+    """After issue 39: cuDNN attention is claimed on sm_90, ran there (its kernel named), and none of SDPA's
+    refusals fails any more (each [unsupported] in the kernel's own words)."""
+    matrix = merge_cell_dirs([RUN3], jobs=1)
+    column = matrix.columns[0].id
+    assert matrix.columns[0].python == "3.12", "the H200's Python is part of its column (issue 41)"
+    cudnn = _result(matrix, "attention/test_sdpa_kernels.py::test_kernel_matches_float64_math[cudnn-bfloat16-plain]")
+    assert cudnn.outcome is Outcome.PASSED and "claim" in cudnn.properties
+    kernels = cudnn.evidence["ops"]["torch.nn.functional.scaled_dot_product_attention"]
+    assert any("cudnn" in k for k, _ in kernels), kernels
+    sdpa = [r for r in matrix.tests if r.id.startswith("attention/test_sdpa_kernels.py")]
+    bad = [r.id for r in sdpa if next(iter(r.results.values())).is_bad]
+    assert not bad, bad
+    assert matrix.cells["memory"][column].state is Rollup.SUPPORTED
