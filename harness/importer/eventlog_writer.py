@@ -15,7 +15,7 @@ from typing import Final
 
 from harness import jsonio
 from harness.cell import COLLECTED, EVENTS
-from harness.ingest.decide import is_plain_pass
+from harness.ingest.decide import is_plain_pass, said_of
 from harness.model import TestResult
 from harness.outcomes import Scope
 
@@ -61,7 +61,7 @@ def write_cell_log(
             key = id(result)
             duration = plain_time.get(key, _UNSEEN)
             if duration is _UNSEEN:
-                duration = plain_time[key] = result.duration if is_plain_pass(result) else None
+                duration = plain_time[key] = result.duration if is_plain_pass(said_of(result)) else None
                 keep_alive.append(result)
             if duration is not None:
                 ids.append(nodeid)

@@ -4,7 +4,7 @@ Most tests of any cell only passed. They are kept here as an id and a time (`Gat
 event log's `pass` lines), not as attempts, and decided in bulk by `plain_results`: one shared
 result object per (outcome, duration, scope). Every other test is a `TestState` with what its
 sources said, decided one by one by ingest. Which tests may be kept as plain passes is decided by
-ingest/decide.py's `passed_plainly()`, the one rule every shortcut asks.
+ingest/decide.py's `is_plain_pass()` over a `Said` record, the one rule every shortcut asks.
 """
 
 from __future__ import annotations
