@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness import outputs
 from harness.cell import CellStatus
-from harness.commands._args import BACKEND_HELP, backend_id
+from harness.commands._args import BACKEND_HELP, backend
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.errors import CellTimeoutError, InfrastructureError, TestsFailedError, UsageError
 from harness.host.doctor import make_report
@@ -41,7 +41,7 @@ DEFAULT_RESULTS = Path("results")  # also `harness publish`'s default matrix fol
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--backend", type=backend_id, help=f"backend to run: {BACKEND_HELP} (default: the local torch, natively)"
+        "--backend", type=backend, help=f"backend to run: {BACKEND_HELP} (default: the local torch, natively)"
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--native", action="store_true", help="run on this host, not in a container")

@@ -1,0 +1,78 @@
+"""The verbs stay thin: each rule they use lives once, in its wing, and a second copy cannot creep back.
+
+- the backend a verb names is resolved once (`_args.backend`, the `--backend` type) and handed on
+  as a Backend: RunOptions refuses text, and no verb or run module turns a name into a Backend again.
+
+Each rule is read from the source (ast), and each check is shown to see the copy it exists to refuse.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from harness.cli import build_parser
+from harness.commands import _args
+from harness.registry import Backend, get_backend, load_registry
+from harness.run.execute import RunOptions
+
+HARNESS = Path(__file__).resolve().parents[2] / "harness"
+
+
+def _calls(source: str, names: set[str]) -> list[ast.Call]:
+    """The calls of `source` to a function or method named in `names`."""
+    return [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in names
+    ]
+
+
+def _modules(*folders: str) -> dict[str, str]:
+    return {
+        path.relative_to(HARNESS).as_posix(): path.read_text(encoding="utf-8")
+        for folder in folders
+        for path in sorted((HARNESS / folder).rglob("*.py"))
+    }
+
+
+# -- the backend, resolved once ------------------------------------------------------------------
+def backend_resolutions(source: str) -> list[int]:
+    """Where `source` turns a name it was handed into a Backend (a literal default, like the
+    native run's `get_backend("cpu")`, is a choice, not a second resolution)."""
+    return [
+        call.lineno
+        for call in _calls(source, {"get_backend"})
+        if not all(isinstance(arg, ast.Constant) for arg in call.args)
+    ]
+
+
+def test_the_backend_is_resolved_once_by_the_verbs_option() -> None:
+    registry = load_registry()
+    assert _args.backend("cuda") == registry.default_variant("cuda")
+    assert _args.backend("cu130") == registry.backend("cu130")
+    for verb in ("run", "build", "wheelhouse"):
+        args = build_parser(verb).parse_known_args([verb, "--backend", "rocm", "-o", "x"])[0]
+        assert isinstance(args.backend, Backend) and args.backend == registry.default_variant("rocm"), verb
+    with pytest.raises(TypeError, match="resolved once by the caller"):
+        RunOptions(suites_dir=Path("suites"), backend="cpu")  # type: ignore[arg-type]
+    assert RunOptions(suites_dir=Path("suites"), backend=get_backend("cpu")).backend == registry.backend("cpu")
+    again = {
+        module: lines
+        for module, source in _modules("commands", "run").items()
+        if module != "commands/_args.py" and (lines := backend_resolutions(source))
+    }
+    assert not again, f"a backend resolved again after the verb's option did it (pass the Backend on): {again}"
+
+
+def test_the_resolution_check_sees_a_second_resolution() -> None:
+    """RunOptions as it stood: the verb's option gave the id back as text, and RunOptions made it a Backend again."""
+    before = """
+def __post_init__(self) -> None:
+    if isinstance(self.backend, str):
+        object.__setattr__(self, "backend", get_backend(self.backend))
+backend = opts.backend or get_backend("cpu")
+"""
+    assert backend_resolutions(before) == [4]
