@@ -17,9 +17,9 @@ from pathlib import Path
 from harness import outputs
 from harness.cell import FeatureInfo
 from harness.errors import InputError, UsageError
-from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import cell_dirs
+from harness.merge.matrix_file import write_merged
 from harness.model import Matrix
 from harness.plan import read_plan
 from harness.run.suites import load_features
@@ -90,9 +90,7 @@ def run(args: argparse.Namespace) -> int:
         cells, read_plan(args.expect) if args.expect else (), jobs=args.jobs, features=stated_features(args.features)
     )
     # One writer of a folder's merge outputs at a time; a killed merge's temp files go first.
-    with outputs.locked(args.output.parent, timeout=args.lock_timeout, what=f"{args.output}"):
-        outputs.sweep(args.output.parent)
-        write_matrix(matrix, args.output)
+    write_merged(args.output, lambda: matrix, timeout=args.lock_timeout)
     for column in matrix.columns:
         note = "NO DATA" if not column.has_data else _tally(matrix, column.id, sum(column.counts.values()))
         if column.composite:

@@ -1,7 +1,10 @@
 """The verbs stay thin: each rule they use lives once, in its wing, and a second copy cannot creep back.
 
 - the backend a verb names is resolved once (`_args.backend`, the `--backend` type) and handed on
-  as a Backend: RunOptions refuses text, and no verb or run module turns a name into a Backend again.
+  as a Backend: RunOptions refuses text, and no verb or run module turns a name into a Backend again;
+- the merge's write sequence (the folder's lock, the sweep, the merge, matrix.json) is one function,
+  merge/matrix_file.write_merged, that `harness merge` and `harness run` call: no verb takes a
+  folder's lock itself, and no other module writes matrix.json whole;
 
 Each rule is read from the source (ast), and each check is shown to see the copy it exists to refuse.
 """
@@ -76,3 +79,37 @@ def __post_init__(self) -> None:
 backend = opts.backend or get_backend("cpu")
 """
     assert backend_resolutions(before) == [4]
+
+
+# -- the merge's write sequence, once ------------------------------------------------------------
+def write_sequences(source: str) -> list[str]:
+    """What in `source` writes a merge's outputs itself: a folder's lock or sweep, or matrix.json written whole."""
+    return sorted({getattr(c.func, "attr", getattr(c.func, "id", "")) for c in _calls(source, _WRITE_STEPS)})
+
+
+_WRITE_STEPS = {"locked", "sweep", "write_matrix"}
+
+
+def test_the_merge_writes_through_one_function() -> None:
+    verbs = _modules("commands")
+    for verb in ("commands/merge.py", "commands/run.py"):
+        assert _calls(verbs[verb], {"write_merged"}), f"{verb} does not write through merge/matrix_file.write_merged"
+    merges_by_hand = {
+        module: steps
+        for module, source in verbs.items()
+        if (steps := [s for s in write_sequences(source) if s != "sweep" or "write_matrix" in source])
+    }
+    assert not merges_by_hand, f"verbs that write a merge's outputs themselves (call write_merged): {merges_by_hand}"
+    writers = [m for m, source in _modules(".").items() if "write_matrix" in write_sequences(source)]
+    assert writers == ["merge/matrix_file.py"], writers
+
+
+def test_the_sequence_check_sees_a_verb_writing_by_hand() -> None:
+    """`harness run` as it stood: the merge's lock, sweep and write again, in the verb."""
+    before = """
+with outputs.locked(out_dir, what=f"{out_dir / 'matrix.json'}"):
+    outputs.sweep(out_dir)
+    matrix = merge_cell_dirs(cells)
+    write_matrix(matrix, out_dir / "matrix.json")
+"""
+    assert write_sequences(before) == ["locked", "sweep", "write_matrix"]
