@@ -5,6 +5,8 @@
 - the merge's write sequence (the folder's lock, the sweep, the merge, matrix.json) is one function,
   merge/matrix_file.write_merged, that `harness merge` and `harness run` call: no verb takes a
   folder's lock itself, and no other module writes matrix.json whole;
+- the registry's tables (and its JSON) are made by harness/registry.py: no verb reads the registry's
+  records field by field;
 
 Each rule is read from the source (ast), and each check is shown to see the copy it exists to refuse.
 """
@@ -12,13 +14,22 @@ Each rule is read from the source (ast), and each check is shown to see the copy
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from harness.cli import build_parser
 from harness.commands import _args
-from harness.registry import Backend, get_backend, load_registry
+from harness.registry import (
+    Backend,
+    Registry,
+    Release,
+    get_backend,
+    load_registry,
+    registry_json,
+    variants_table,
+)
 from harness.run.execute import RunOptions
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
@@ -113,3 +124,38 @@ with outputs.locked(out_dir, what=f"{out_dir / 'matrix.json'}"):
     write_matrix(matrix, out_dir / "matrix.json")
 """
     assert write_sequences(before) == ["locked", "sweep", "write_matrix"]
+
+
+# -- the registry's tables, the registry's -----------------------------------------------------
+# What the registry's records hold, by name; `id`, `python` and `source` are names other objects share.
+REGISTRY_FACTS = frozenset(f.name for cls in (Backend, Release, Registry) for f in dataclasses.fields(cls)) - {
+    "id",
+    "python",
+    "source",
+}
+
+
+def registry_reads(source: str) -> set[str]:
+    """The registry facts `source` reads (of anything but the verb's parsed arguments)."""
+    return {
+        node.attr
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr in REGISTRY_FACTS
+        and not (isinstance(node.value, ast.Name) and node.value.id == "args")
+    }
+
+
+def test_no_verb_builds_the_registrys_tables() -> None:
+    """Three facts of the registry's records read in one verb is a table of them made there again."""
+    building = {m: sorted(r) for m, source in _modules("commands").items() if len(r := registry_reads(source)) >= 3}
+    assert not building, f"verbs reading the registry's records themselves (harness/registry.py makes them): {building}"
+    registry = load_registry()
+    assert registry_reads("rows.append((b.id, b.display_name, b.wheel_index, b.min_driver, args.channel))") == {
+        "display_name",
+        "wheel_index",
+        "min_driver",
+    }, "the check sees the variants table as harness backends once made it"
+    lines = variants_table(registry)
+    assert lines[0].split()[:2] == ["ID", "NAME"] and len(lines) == len(registry.variants) + 1
+    assert {"current", "variants", "releases"} <= registry_json(registry).keys()
