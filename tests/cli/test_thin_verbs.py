@@ -7,6 +7,8 @@
   folder's lock itself, and no other module writes matrix.json whole;
 - the registry's tables (and its JSON) are made by harness/registry.py: no verb reads the registry's
   records field by field;
+- a verb that writes a cell is told what it wrote (the import returns its rows and each feature-map
+  rule's tests): no verb reads a cell back itself.
 
 Each rule is read from the source (ast), and each check is shown to see the copy it exists to refuse.
 """
@@ -159,3 +161,24 @@ def test_no_verb_builds_the_registrys_tables() -> None:
     lines = variants_table(registry)
     assert lines[0].split()[:2] == ["ID", "NAME"] and len(lines) == len(registry.variants) + 1
     assert {"current", "variants", "releases"} <= registry_json(registry).keys()
+
+
+# -- a cell written is not read back by its verb -----------------------------------------------------
+CELL_READERS = {"ingest_cell", "read_cell", "decide_cell"}
+
+
+def test_no_verb_reads_a_cell_back() -> None:
+    readers = {
+        m: sorted(CELL_READERS & names) for m, s in _modules("commands").items() if (names := _names(s)) & CELL_READERS
+    }
+    assert not readers, f"verbs reading cells themselves (the import returns its counts; merge reads cells): {readers}"
+    before = "cell = done.cell if done.cell is not None else ingest_cell(done.cell_dir)\n"
+    assert CELL_READERS & _names(before) == {"ingest_cell"}, "the check sees `harness import` as it stood"
+
+
+def _names(source: str) -> set[str]:
+    """Every name `source` calls or imports."""
+    tree = ast.parse(source)
+    called = {getattr(c.func, "id", getattr(c.func, "attr", "")) for c in ast.walk(tree) if isinstance(c, ast.Call)}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    return called | imported
