@@ -90,7 +90,7 @@ def read_collected(path: Path, gather: Gather, errors: list[str], reader: CellRe
         data = jsonio.loads(read_regular(path))
         if not isinstance(data, dict):
             raise TypeError(f"a {type(data).__name__}, not an object")
-        reader.read_plan(data, gather.plan)
+        reader.read_collected_tests(data, gather.plan)
         collect_errors = [e for e in data.get("collect_errors") or [] if isinstance(e, dict)]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         errors.append(f"collected.json: unreadable ({err}); the planned test list is unknown")
