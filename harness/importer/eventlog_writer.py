@@ -21,7 +21,7 @@ from harness.outcomes import Scope
 
 BLOCK: Final = 1 << 20  # bytes gathered before each write
 # Plain passes per `passes` line, and the characters of their ids after which a line ends sooner:
-# lines stay far below the reader's cap on one line (eventread.EVENT_LINE_CAP, 8 MB).
+# lines stay far below the reader's cap on one line (eventlog_reader.EVENT_LINE_CAP, 8 MB).
 PASSES_BATCH: Final = 1000
 PASSES_BYTES: Final = 256 * 1024
 _UNSEEN: Final = object()

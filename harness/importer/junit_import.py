@@ -100,7 +100,7 @@ class Imported:
 
 @dataclass(frozen=True)
 class _Checked:
-    """The spec's arguments, checked and normalised (importcheck)."""
+    """The spec's arguments, checked and normalised (importer/arguments.py)."""
 
     cell_id: str
     backend: Backend
@@ -263,7 +263,7 @@ def import_junit(spec: ImportSpec, *, plain: bool = False) -> Imported:
     """Write a new cell dir for the files; raises on bad arguments or files with no testcases.
     Arguments and the inputs' kinds are checked before anything is written; the cell is then built
     beside the results and put in place whole: any failure leaves nothing. `plain`: every speed
-    trick's plain path (CopyingReader, junitread), the same cell, for tests."""
+    trick's plain path (CopyingReader, junit_reader), the same cell, for tests."""
     spec = dataclasses.replace(spec, files=expand_inputs(spec.files))
     checked = check_spec(spec)
     feature_map: FeatureMap | None = None

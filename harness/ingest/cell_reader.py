@@ -244,7 +244,7 @@ def read_cell(
     path: Path, manifest: Manifest, errors: list[str], features: CellFeatures, *, plain: bool = False
 ) -> CellResult:
     """The cell's tests, decided, in plan order (then any test only the results know). `plain`: each
-    reader's plain path, without its shortcuts (eventread, junitread), for tests."""
+    reader's plain path, without its shortcuts (eventlog_reader, junit_reader), for tests."""
     cell = CellDir(path)
     gather = Gather()
     completed = manifest.completed

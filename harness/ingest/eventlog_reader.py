@@ -8,8 +8,8 @@ counted and reported.
 
 The speed trick, behind `plain=`: a pass line whose test is not yet known goes straight into the
 store's `plain` ids (and the compact ones are read by one regular expression, without json).
-`plain=True` reads every line with json and keeps every test as a TestState; tests/merge/
-test_eventread.py holds both to the same results on the committed cells and real runs' logs.
+`plain=True` reads every line with json and keeps every test as a TestState; tests/ingest/
+test_eventlog_reader.py holds both to the same results on the committed cells and real runs' logs.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ class Gather:
     def __init__(self) -> None:
         self.plan: dict[str, tuple[str | None, Scope | None]] = {}
         self.plain: dict[str, float] = {}
-        # JUnit's plain passes (see junitread.junit_plain_pass), with the file each came from; moved into
+        # JUnit's plain passes (see junit_reader.junit_plain_pass), with the file each came from; moved into
         # `plain` once every file is read. `recorded`: the feature and scope their properties gave.
         self.junit_plain: dict[str, float] = {}
         self.junit_plain_from: dict[str, int] = {}
