@@ -60,10 +60,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
-def private_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def private_tmp() -> Iterator[Path]:
     """This test process's own TMPDIR (tests/parallel.py): what a test finds in the temp folder is its own."""
-    with parallel.private_tmpdir(tmp_path_factory.getbasetemp() / "TMPDIR") as folder:
+    with parallel.private_tmpdir(f"harness-tests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}") as folder:
         yield folder
+
+
+@pytest.hookimpl  # after pytest-xdist's own (tryfirst), which makes `-n N` mean `--dist load`
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    parallel.dist_by_groups(config)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker is about to start
+def pytest_configure_node(node: Any) -> None:
+    parallel.tell_worker(node)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    parallel.group_in_worker(config)
 
 
 # The slow tier runs the suites natively and compares with cells of torch's CPU build (the health gate

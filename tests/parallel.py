@@ -1,8 +1,8 @@
 """The test run's speed tricks, in one place: what runs beside what, and what is made once.
 
-`python3 -m pytest tests -n 2` (what .ci/run and the README run) starts two pytest-xdist workers; the
-`--dist loadgroup` in pyproject.toml hands tests out one by one, except that the tests of one *group*
-run in a row on one worker. What it buys: on CI's 2 cores one worker runs the act workflows or the
+`python3 -m pytest tests -n 2` (what .ci/run and the README run) starts two pytest-xdist workers, which
+`dist_by_groups` makes `--dist loadgroup`: tests are handed out one by one, except that the tests of one
+*group* run in a row on one worker. What it buys: on CI's 2 cores one worker runs the act workflows or the
 Docker tests while the other runs the suites, the faults and the torch-free tier, so the engine's,
 act's and the suites' waiting overlap (docs: README "Development"). tests/conftest.py wires it:
 
@@ -16,8 +16,8 @@ act's and the suites' waiting overlap (docs: README "Development"). tests/confte
 - `built_once(name)`: a lock held while a fixture builds what tests share across workers and runs
   (the base image, the wheelhouses, the cpu image): the first builds, the others wait and reuse, so
   no image is built twice at once, by two workers or by two runs on one machine.
-- `private_tmpdir()`: each test process its own TMPDIR (under its own basetemp), so a test that
-  looks at the temp folder sees only what its own process left there (the merge's spill folders).
+- `private_tmpdir()`: each test process its own TMPDIR, so a test that looks at the temp folder sees
+  only what its own process left there (the merge's spill folders).
 
 The plain path is a run without `-n` (or `-n 0`): one process, the same tests, the groups unused, the
 locks uncontended. tests/test_parallel.py runs a sample both ways and compares.
@@ -28,10 +28,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
@@ -78,6 +79,30 @@ def group_of(item: pytest.Item, root: Path = TESTS) -> str | None:
     return None
 
 
+def dist_by_groups(config: pytest.Config) -> None:
+    """`-n N` hands tests out by group (`--dist loadgroup`) unless another mode was named. Not pyproject's
+    addopts: a `--dist` there makes plugins believe tests are distributed when they are not. Called in
+    the controller, after pytest-xdist made `-n N` mean `--dist load`."""
+    if getattr(config.option, "dist", "no") == "load" and not getattr(config.option, "distload", False):
+        config.option.dist = "loadgroup"
+
+
+WORKER_DIST: Final = "harness_dist"
+
+
+def tell_worker(node: Any) -> None:
+    """The controller's mode, passed to a worker as it starts: a worker parses the command line again
+    and would not know that `-n N` came to mean `--dist loadgroup`."""
+    node.workerinput[WORKER_DIST] = node.config.option.dist
+
+
+def group_in_worker(config: pytest.Config) -> None:
+    """In a worker: name each test's group in its id (pytest-xdist does it when `loadgroup` is set)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get(WORKER_DIST) == "loadgroup":
+        config.option.loadgroup = True
+
+
 def assign_groups(items: list[pytest.Item], root: Path = TESTS) -> None:
     for item in items:
         group = group_of(item, root)
@@ -100,10 +125,13 @@ def built_once(name: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def private_tmpdir(folder: Path) -> Iterator[Path]:
-    """TMPDIR (and tempfile's cached choice) set to `folder` for the block, then put back."""
+def private_tmpdir(name: str) -> Iterator[Path]:
+    """A new folder in the temp folder, as TMPDIR (and tempfile's cached choice) for the block, then the
+    old ones put back and the folder removed. Made like /tmp (sticky, anyone may write): a test may
+    run a command as another user (`nobody`), whose temp files go there too."""
     saved_env, saved_cached = os.environ.get("TMPDIR"), tempfile.tempdir
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    folder.chmod(0o1777)
     os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = None  # tempfile.gettempdir() reads TMPDIR again
     try:
@@ -114,3 +142,4 @@ def private_tmpdir(folder: Path) -> Iterator[Path]:
         else:
             os.environ["TMPDIR"] = saved_env
         tempfile.tempdir = saved_cached
+        shutil.rmtree(folder, ignore_errors=True)

@@ -93,12 +93,23 @@ def test_built_once_lets_one_process_build_at_a_time(tmp_path: Path, monkeypatch
     assert (tmp_path / "locks" / "image.lock").exists()
 
 
-def test_each_process_has_its_own_temp_folder(private_tmp: Path, tmp_path: Path) -> None:
+def test_each_process_has_its_own_temp_folder(private_tmp: Path) -> None:
     assert Path(tempfile.gettempdir()) == private_tmp and os.environ["TMPDIR"] == str(private_tmp)
-    inner = tmp_path / "inner"
-    with parallel.private_tmpdir(inner):
-        assert Path(tempfile.gettempdir()) == inner
-    assert Path(tempfile.gettempdir()) == private_tmp
+    assert private_tmp.stat().st_mode & 0o7777 == 0o1777, "like /tmp: a command run as nobody writes there too"
+    with parallel.private_tmpdir("inner") as inner:
+        assert Path(tempfile.gettempdir()) == inner and inner.parent == private_tmp
+        (inner / "left").write_text("x", encoding="utf-8")
+    assert Path(tempfile.gettempdir()) == private_tmp and not inner.exists(), "put back, and removed"
+
+
+@pytest.mark.parametrize(
+    ("dist", "distload", "becomes"),
+    [("load", False, "loadgroup"), ("no", False, "no"), ("loadscope", False, "loadscope"), ("load", True, "load")],
+)
+def test_n_workers_hand_out_tests_by_group_unless_told_otherwise(dist: str, distload: bool, becomes: str) -> None:
+    config = SimpleNamespace(option=SimpleNamespace(dist=dist, distload=distload))
+    parallel.dist_by_groups(config)  # type: ignore[arg-type]
+    assert config.option.dist == becomes
 
 
 # -- two workers against the plain path ------------------------------------------------------------
@@ -113,9 +124,20 @@ SAMPLE = {
             with open(MADE, "a") as log:
                 log.write(what + "\\n")
 
+        # wired as tests/conftest.py wires it
         @pytest.hookimpl(tryfirst=True)
         def pytest_collection_modifyitems(items):
             parallel.assign_groups(items, root=pathlib.Path(__file__).resolve().parent)
+
+        def pytest_cmdline_main(config):
+            parallel.dist_by_groups(config)
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_configure_node(node):
+            parallel.tell_worker(node)
+
+        def pytest_configure(config):
+            parallel.group_in_worker(config)
 
         @pytest.fixture(scope="session")
         def shared_cell():
@@ -155,8 +177,8 @@ def _sample_run(root: Path, *options: str) -> dict[str, Any]:
     made = root / f"made{'-'.join(options)}.log"
     junit = root / f"junit{'-'.join(options)}.xml"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", f"--junitxml={junit}",
-         "--dist", "loadgroup", *options],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly", f"--junitxml={junit}",
+         *options],
         cwd=root, env={**os.environ, "SAMPLE_MADE": str(made), "PYTHONPATH": str(REPO)},
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
@@ -169,7 +191,11 @@ def _sample_run(root: Path, *options: str) -> dict[str, Any]:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         if "worker" in props:
             workers.setdefault(case.get("classname", "").rsplit(".", 1)[-1], set()).add(props["worker"])
-    return {"code": done.returncode, "outcomes": outcomes, "made": sorted(made.read_text().split()), "workers": workers}
+    scheduler = next((w for w in done.stdout.split() if w.endswith("Scheduling")), None)
+    return {
+        "code": done.returncode, "outcomes": outcomes, "made": sorted(made.read_text().split()), "workers": workers,
+        "scheduler": scheduler,
+    }  # fmt: skip
 
 
 @pytest.mark.slow  # two real pytest runs, one of them with two workers
@@ -182,3 +208,4 @@ def test_two_workers_agree_with_one_process(tmp_path: Path) -> None:
     assert two["outcomes"] == plain["outcomes"] and len(plain["outcomes"]) == 14
     assert two["made"] == plain["made"] == ["shared_cell", "suites_run"], "each shared fixture made once"
     assert all(len(w) == 1 for w in two["workers"].values()), f"a group ran on more than one worker: {two['workers']}"
+    assert two["scheduler"] == "LoadGroupScheduling", "`-n 2` alone hands tests out by group"

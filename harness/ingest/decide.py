@@ -11,8 +11,8 @@ line. Whether a test is one is asked of one normalised record, `Said` (what the 
 it, in the same fields whatever the source), by one predicate, `is_plain_pass()`: every reader
 (junit_reader, eventlog_reader, cell_reader) and the event-log writer fill a `Said` and ask it;
 the cell plugin, which may import only pytest and the stdlib, writes its `pass` lines by the same
-rule and tests/ingest/test_decide.py runs both on the same reports; tests/ingest/test_decide.py
-also holds the predicate to simply_passed() and decide().
+rule. tests/ingest/test_decide.py runs the plugin and the predicate on the same reports, holds the
+predicate to simply_passed() and decide(), and fails on the rule written again outside this module.
 """
 
 from __future__ import annotations
