@@ -79,10 +79,15 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def is_cell_id(text: object) -> bool:
+    """The one cell id rule: a cell id names a column and a folder: letters, digits, '.', '_', '-',
+    at most 128, nothing else (a trailing newline included: the whole string must match)."""
+    return isinstance(text, str) and _CELL_ID_RE.fullmatch(text) is not None
+
+
 def valid_cell_id(cell_id: str) -> str:
-    """A cell id names a column and a folder: letters, digits, '.', '_', '-', at most 128, nothing
-    else (a trailing newline included: the whole string must match)."""
-    if not isinstance(cell_id, str) or not _CELL_ID_RE.fullmatch(cell_id):
+    """`cell_id` if it is one (is_cell_id), else the input error that says what one is."""
+    if not is_cell_id(cell_id):
         raise InputError(
             f"invalid cell id {cell_id!r}",
             hint="use letters, digits, '.', '_' and '-' (at most 128 characters)",

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Final
 
+from harness.cell import is_cell_id
 from harness.errors import InputError, UsageError
 from harness.interpreters import PythonKey, id_tag, parse_python, python_key
 from harness.registry import CHANNELS, FAMILIES, Backend, Registry, Release, load_registry
@@ -46,7 +47,6 @@ IMAGE_REPOSITORY: Final = "torch-compat"
 # A public PEP 440 release of torch: 2.14.1, 2.15.0rc1, 2.16.0.dev20261201. No local tag: each
 # backend's wheel index adds its own (+cpu, +cu130), so one version fits every backend.
 _PUBLIC_VERSION_RE: Final = re.compile(r"^[0-9]+(\.[0-9]+){1,3}((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
-_CELL_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # The labels of GitHub's own runner images (ubuntu-24.04, ubuntu-24.04-arm, windows-2025, macos-15, ...).
 _GITHUB_HOSTED_RE: Final = re.compile(r"^(ubuntu|windows|macos)-(latest|[0-9][A-Za-z0-9._-]*)$")
 
@@ -172,7 +172,7 @@ def cell_id_for(backend_id: str, torch: str, several_versions: bool, python: str
     nightly, named by its date); `-<python tag>` after it for a Python other than the default image's."""
     cell_id = f"{backend_id}-{torch}" if several_versions or ".dev" in torch else backend_id
     cell_id = f"{cell_id}-{python}" if python else cell_id
-    if not _CELL_ID_RE.match(cell_id):
+    if not is_cell_id(cell_id):
         raise UsageError(f"cell id {cell_id!r} is not a valid cell id (letters, digits, '.', '_', '-'; <= 128)")
     return cell_id
 

@@ -1,4 +1,5 @@
-"""Loads backends.toml once into frozen dataclasses: the only place facts about PyTorch's builds are read.
+"""Loads backends.toml once into frozen dataclasses: the only place facts about PyTorch's builds are read
+(and, at the end, shown as the tables and the JSON `harness backends` prints).
 
 Three kinds of fact (see the file's header): *families* (how a kind of build runs), *variants*
 (one build as upstream names it: cu132, rocm7.14) and *releases* (which variants upstream ships
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import shlex
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from typing import Any, Final, Literal, get_args
 from harness.errors import RegistryError
 from harness.interpreters import PythonKey, base_python, python_key
 from harness.probe import Probe
+from harness.text_table import aligned
 from harness.torch_build import Expected, TorchFacts, parse_variant, parse_version
 
 BuildKind = Literal["cpu", "cuda", "rocm", "xpu"]
@@ -528,3 +531,73 @@ def backend_for_probe(probe: Probe) -> Backend | None:
     if not facts.version:
         return None
     return load_registry().for_facts(facts)
+
+
+# -- the registry as `harness backends` shows it ------------------------------------------------------
+STATUS_MARK: Final = {"stable": "stable", "experimental": "experimental", "legacy": "legacy", None: "-"}
+
+
+def variants_table(registry: Registry) -> list[str]:
+    rows = [("ID", "NAME", "WHEEL INDEX", "EXPECTS", "DEVICE FLAGS", "RUNNER LABELS", "HEALTH CHECK")]
+    for b in registry.values():
+        expects = f"+{b.local_tag}" + (f", {b.build} {b.runtime_version}" if b.runtime_version else "")
+        if b.min_driver:
+            expects += f", driver >= {b.min_driver}"
+        flags = [f"--gpus {b.gpus}"] if b.gpus else []
+        flags += [f"--device {d}" for d in b.devices]
+        flags += [f"--group-add {g}" for g in b.group_add]
+        flags += [f"--security-opt {s}" for s in b.security_opt]
+        rows.append(
+            (
+                b.id,
+                b.display_name,
+                b.wheel_index,
+                expects,
+                " ".join(flags) or "-",
+                ",".join(b.runner_labels),
+                shlex.join(b.health_check),
+            )
+        )
+    return aligned(rows)
+
+
+def releases_table(registry: Registry) -> list[str]:
+    """Release x variant: stable / experimental / legacy, `-` where upstream does not ship the build."""
+    variants = list(registry)
+    rows = [("RELEASE", "LATEST", "CHANNEL", "RELEASED", "PYTHON", "PYPI DEFAULT", *variants)]
+    for release in registry.releases.values():
+        marks = tuple(STATUS_MARK[release.status(v)] for v in variants)
+        current = " (current)" if release.id == registry.current_release else ""
+        date = release.released or f"planned {release.planned}"
+        rows.append(
+            (
+                release.id + current,
+                release.latest,
+                release.channel,
+                date,
+                python_span(release.python),
+                release.pypi_default or "?",
+                *marks,
+            )
+        )
+    return aligned(rows)
+
+
+def python_span(pythons: tuple[str, ...]) -> str:
+    """3.11-3.15+3.14t,3.15t: the CPython versions a release has wheels for, short ('?' unknown)."""
+    plain = [p for p in pythons if not p.endswith("t")]
+    free = [p for p in pythons if p.endswith("t")]
+    text = f"{plain[0]}-{plain[-1]}" if len(plain) > 1 else "".join(plain)
+    return (text + ("+" + ",".join(free) if free else "")) or "?"
+
+
+def registry_json(registry: Registry) -> dict[str, Any]:
+    """The registry as data (`harness backends --format json`): the current release, every variant, every release."""
+    return {
+        "current": registry.current_release,
+        "variants": {k: dataclasses.asdict(v) for k, v in registry.variants.items()},
+        "releases": {
+            r.id: {**dataclasses.asdict(r), "builds": dict(r.builds), "cuda_min_arch": dict(r.cuda_min_arch)}
+            for r in registry.releases.values()
+        },
+    }

@@ -6,6 +6,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
+from harness.registry import get_backend
 from harness.run.execute import CellOutcome, RunOptions, run_cell
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,7 +62,7 @@ def run_sample_cell(
     opts = RunOptions(
         suites_dir=suites,
         results_dir=results,
-        backend=backend,
+        backend=get_backend(backend),
         cell_id=cell_id,
         workers=workers,
         test_timeout=test_timeout,

@@ -11,6 +11,8 @@ from typing import Any, Final, TypeVar
 
 import pytest
 
+from tests import parallel
+
 REPO = Path(__file__).resolve().parent.parent
 F = TypeVar("F", bound=Callable[..., Any])
 ARTIFACTS = REPO / "test-artifacts"
@@ -46,6 +48,7 @@ def _uses_a_slow_fixture(item: pytest.Item) -> bool:
     return False
 
 
+@pytest.hookimpl(tryfirst=True)  # the xdist groups are read by pytest-xdist's own hook of this name
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests_dir = Path(__file__).parent
     for item in items:
@@ -53,6 +56,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         parts = path.relative_to(tests_dir).parts if tests_dir in path.parents else ()
         if (len(parts) > 1 and parts[0] in SLOW_FOLDERS) or _uses_a_slow_fixture(item):
             item.add_marker(pytest.mark.slow)
+    parallel.assign_groups(items)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_tmp() -> Iterator[Path]:
+    """This test process's own TMPDIR (tests/parallel.py): what a test finds in the temp folder is its own."""
+    with parallel.private_tmpdir(f"harness-tests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}") as folder:
+        yield folder
+
+
+@pytest.hookimpl  # after pytest-xdist's own (tryfirst), which makes `-n N` mean `--dist load`
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    parallel.dist_by_groups(config)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker is about to start
+def pytest_configure_node(node: Any) -> None:
+    parallel.tell_worker(node)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    parallel.group_in_worker(config)
 
 
 # The slow tier runs the suites natively and compares with cells of torch's CPU build (the health gate

@@ -23,8 +23,10 @@ model. Read from the source (ast), so a new import that breaks the rule fails he
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -174,3 +176,134 @@ def test_no_two_files_share_a_name() -> None:
     ]
     repeated = [name for name, count in Counter(names).items() if count > 1]
     assert not repeated, repeated
+
+
+# -- names that say what they hold --------------------------------------------------------------
+def _stems(harness: Path) -> list[Path]:
+    return [p for p in sorted(harness.rglob("*.py")) if p.name not in ("__init__.py", "__main__.py")]
+
+
+def name_problems(harness: Path) -> list[str]:
+    """A module named like its folder (`images/images.py`: the folder says nothing the module does not),
+    two modules whose names differ only by underscores (`junit_read` beside `junitread`), a `*_reader`
+    outside ingest/ or a `*_writer` in it, and an ingest module that writes a file."""
+    problems = []
+    by_bare: dict[str, set[str]] = {}
+    for path in _stems(harness):
+        module = path.relative_to(harness).as_posix()
+        if path.stem == path.parent.name:
+            problems.append(f"{module}: named like its folder")
+        by_bare.setdefault(path.stem.replace("_", "").lower(), set()).add(path.stem)
+        in_ingest = path.relative_to(harness).parts[0] == "ingest"
+        if path.stem.endswith("_reader") and not in_ingest:
+            problems.append(f"{module}: a reader outside ingest/")
+        if path.stem.endswith("_writer") and in_ingest:
+            problems.append(f"{module}: a writer in ingest/, the wing that reads")
+        if in_ingest and (writes := _file_writes(path.read_text(encoding="utf-8"))):
+            problems.append(f"{module}: ingest/ reads cells and writes nothing, but it calls {writes}")
+    problems += [f"names that differ only by underscores: {sorted(n)}" for n in by_bare.values() if len(n) > 1]
+    return problems
+
+
+_WRITES: Final = {"write_text", "write_bytes", "write_file", "write_json", "write_atomic", "mkdir", "unlink"}
+
+
+def _file_writes(source: str) -> list[str]:
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            mode = node.args[1] if name == "open" and len(node.args) > 1 else None
+            if name in _WRITES or (isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+")):
+                found.add(name)
+    return sorted(found)
+
+
+def test_modules_are_named_for_what_they_hold() -> None:
+    assert not name_problems(HARNESS), name_problems(HARNESS)
+
+
+def test_the_name_check_sees_each_kind_of_bad_name(tmp_path: Path) -> None:
+    for rel, body in {
+        "images/images.py": "",
+        "merge/junitread.py": "",
+        "merge/junit_read.py": "",
+        "merge/eventlog_reader.py": "",
+        "ingest/eventlog_writer.py": "",
+        "ingest/cache.py": "def f(p):\n    p.write_text('x')\n    open(p, 'wb')\n",
+        "ingest/fine.py": "def f(p):\n    return open(p, 'rb')\n",
+    }.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body, encoding="utf-8")
+    assert sorted(name_problems(tmp_path)) == sorted(
+        [
+            "images/images.py: named like its folder",
+            "merge/eventlog_reader.py: a reader outside ingest/",
+            "ingest/eventlog_writer.py: a writer in ingest/, the wing that reads",
+            "ingest/cache.py: ingest/ reads cells and writes nothing, but it calls ['open', 'write_text']",
+            "names that differ only by underscores: ['junit_read', 'junitread']",
+        ]
+    )
+
+
+# -- the architecture page names every module -----------------------------------------------------
+ARCHITECTURE = HARNESS.parent / "docs" / "architecture.md"
+_BULLET_PLACES: Final = {"The core": "core", "The verbs": "commands", **{f"The {w} wing": w for w in WINGS}}
+_MODULE_NAME = re.compile(r"`([\w/]+\.py)`")
+
+
+def bullets(text: str) -> dict[str, str]:
+    """docs/architecture.md's bullets by place: `- **The merge wing** ...` and its indented lines."""
+    found: dict[str, str] = {}
+    place = None
+    for line in text.splitlines():
+        head = re.match(r"- \*\*(.+?)\*\*", line)
+        if head:
+            place = _BULLET_PLACES.get(head.group(1))
+            if place is not None:
+                found[place] = line
+        elif place is not None and line.startswith("  "):
+            found[place] += "\n" + line
+        else:
+            place = None
+    return found
+
+
+def architecture_problems(harness: Path, text: str) -> list[str]:
+    """Modules the page leaves out of their place's bullet, and names in a bullet that no module of that
+    place has (a module renamed or removed, the page not told)."""
+    by_place = bullets(text)
+    problems = [f"no bullet for {p}" for p in sorted(set(_BULLET_PLACES.values()) - set(by_place))]
+    names: dict[str, set[str]] = {}
+    for path in _stems(harness):
+        place = _place(_module_name(path))
+        if place == "cli":
+            if f"`{path.name}`" not in text and f"harness/{path.name}" not in text:
+                problems.append(f"{path.relative_to(harness)} is not named in {ARCHITECTURE.name}")
+            continue
+        names.setdefault(place, set()).add(path.name)
+        if f"{path.name}`" not in by_place.get(place, ""):
+            problems.append(f"{path.relative_to(harness)} is not named in the {place} bullet of {ARCHITECTURE.name}")
+    for place, bullet in by_place.items():
+        for named in _MODULE_NAME.findall(bullet):
+            if "/" in named and not named.startswith("cellplugin/"):
+                continue  # a path elsewhere (tools/, tests/)
+            if Path(named).name not in names.get(place, set()) | {"__init__.py", "__main__.py"}:
+                problems.append(f"the {place} bullet names {named}, which is no module of it")
+    return problems
+
+
+def test_the_architecture_page_names_every_module_in_its_wing() -> None:
+    problems = architecture_problems(HARNESS, ARCHITECTURE.read_text(encoding="utf-8"))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_page_check_sees_a_module_left_out_and_a_stale_name() -> None:
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    left_out = page.replace("`rollup.py`", "the roll-up module")
+    assert "merge/rollup.py is not named in the merge bullet of architecture.md" in architecture_problems(
+        HARNESS, left_out
+    )
+    stale = page.replace("`recipes.py`", "`images.py`")
+    problems = architecture_problems(HARNESS, stale)
+    assert "the images bullet names images.py, which is no module of it" in problems

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.errors import RegistryError, did_you_mean
-from harness.registry import FAMILIES, get_backend, load_registry
+from harness.registry import FAMILIES, Backend, get_backend, load_registry
 
 BACKEND_HELP = (
     "a build variant (cpu, cu130, cu132, rocm7.14, xpu, ...) or a family (cuda, rocm) for its current default"
@@ -18,10 +18,11 @@ def _unknown_backend(text: str, err: RegistryError) -> argparse.ArgumentTypeErro
     return argparse.ArgumentTypeError(f"unknown backend {text!r}{hint}" if hint else str(err))
 
 
-def backend_id(text: str) -> str:
-    """--backend X for one run or image: a variant id; a family name means its current default variant."""
+def backend(text: str) -> Backend:
+    """--backend X for one run, image or wheelhouse: a variant id; a family name means its current default
+    variant. Resolved here, once: the verbs pass the Backend on (RunOptions, build_spec), never its id."""
     try:
-        return get_backend(text).id
+        return get_backend(text)
     except RegistryError as err:
         raise _unknown_backend(text, err) from None
 

@@ -58,10 +58,10 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--build-log", action="store_true", help="print every line of the build, not only its steps")
 
 
-def spec_from_args(args: argparse.Namespace, backend_id: str | Backend) -> recipes.BuildSpec:
+def spec_from_args(args: argparse.Namespace, backend: Backend) -> recipes.BuildSpec:
     """The build spec of the options; `--python` (a key such as 3.15, never a path here) is the image's CPython."""
     return recipes.build_spec(
-        backend_id,
+        backend,
         base_image=args.base_image,
         python=args.image_python,
         interpreter=python_key(getattr(args, "python", None)),

@@ -7,11 +7,10 @@ import shlex
 from pathlib import Path
 from typing import Final
 
-from harness import outputs
 from harness.cell import FeatureInfo
-from harness.matrix_json import write_matrix
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import cell_dirs
+from harness.merge.matrix_file import write_merged
 from harness.model import Matrix
 from harness.publish.render.markdown import render_markdown
 from harness.run.suites import load_features
@@ -32,13 +31,12 @@ def stated_features(path: Path | None) -> dict[str, FeatureInfo] | None:
 def remerge(results_dir: Path) -> Matrix:
     """Merge every run of the results dir into its matrix.json and summary.md again, as `harness run`
     leaves them, under the folder's lock."""
-    with outputs.locked(results_dir, what=f"{results_dir / 'matrix.json'}"):
-        outputs.sweep(results_dir)
+
+    def merged() -> Matrix:
         cells = [c for c in cell_dirs([results_dir]) if c.is_dir() and c != results_dir]
-        matrix = merge_cell_dirs(cells, features=stated_features(None))
-        write_matrix(matrix, results_dir / "matrix.json")
-        outputs.write_file(results_dir / "summary.md", render_markdown(matrix))
-    return matrix
+        return merge_cell_dirs(cells, features=stated_features(None))
+
+    return write_merged(results_dir / "matrix.json", merged, beside=lambda m: {"summary.md": render_markdown(m)})
 
 
 def merge_command(results_dir: Path) -> str:

@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from harness.commands._args import BACKEND_HELP, PYTHON_HELP, backend_id, python_version
+from harness.commands._args import BACKEND_HELP, PYTHON_HELP, backend, python_version
 from harness.commands._build_options import add_build_arguments, spec_from_args
 from harness.images import docker_engine, image_build, recipes
 
@@ -26,7 +26,7 @@ HELP = "build the image of one backend (reused when its inputs are unchanged); -
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, type=backend_id, help=f"whose image to build: {BACKEND_HELP}")
+    parser.add_argument("--backend", required=True, type=backend, help=f"whose image to build: {BACKEND_HELP}")
     parser.add_argument(
         "--python",
         type=python_version,

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 
 from harness.commands._remerge import merge_command
 from harness.importer.junit_import import ImportSpec, import_junit
-from harness.ingest.cell_reader import ingest_cell
 from harness.ingest.featuremap import FeatureMap
 from harness.model import UNASSIGNED
 
@@ -72,22 +70,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{report.path}: {report.testcases} testcase(s)", file=sys.stderr)
         for problem in report.problems:
             print(f"harness: warning: {problem}", file=sys.stderr)
-    cell = done.cell if done.cell is not None else ingest_cell(done.cell_dir)
-    rows = Counter(cell.test_features)
-    for feature, count in rows.items():
+    for feature, count in done.rows.items():
         note = " (matched no rule of the feature map)" if feature == UNASSIGNED and args.feature_map else ""
         print(f"  {feature:<24} {count} test(s){note}", file=sys.stderr)
     if done.feature_map is not None:
-        _print_rules(done.feature_map, cell.nodeids)
+        _print_rules(done.feature_map, done.rules_taken)
     print(done.cell_dir)
     print(f"merge it with: {merge_command(args.results_dir)}   (every run there)", file=sys.stderr)
     return 0
 
 
-def _print_rules(feature_map: FeatureMap, test_ids: list[str]) -> None:
+def _print_rules(feature_map: FeatureMap, taken: tuple[int, ...]) -> None:
     """How many tests each rule of the map took (the first rule that matches takes a test); a rule
     that took none is named: a glob that matches nothing as intended says so here."""
-    taken = Counter(feature_map.rule_of(test_id) for test_id in test_ids)
     print("feature map rules (first match wins):", file=sys.stderr)
     for index, rule in enumerate(feature_map.rules):
         globs = ", ".join(repr(p) for p in rule.patterns)

@@ -24,9 +24,9 @@ from pathlib import Path
 from harness import outputs
 from harness.commands._remerge import stated_features
 from harness.errors import HarnessError, InputError, UsageError
-from harness.matrix_json import write_matrix
 from harness.merge.combine import NOT_SHIPPED_SOURCE, PLANNED_SOURCE, merge_cell_dirs
 from harness.merge.inventory import cell_dirs
+from harness.merge.matrix_file import write_merged
 from harness.model import Matrix, Problem, ProvenanceState
 from harness.plan import read_plan
 
@@ -130,9 +130,7 @@ def run(args: argparse.Namespace) -> int:
             named = " ".join(map(str, args.cells))
             raise InputError(f"no cell could be read from {named}{why}; {args.output} left as it was")
         # One writer of a folder's merge outputs at a time; a killed merge's temp files go first.
-        with outputs.locked(args.output.parent, timeout=args.lock_timeout, what=f"{args.output}"):
-            outputs.sweep(args.output.parent)
-            write_matrix(matrix, args.output)
+        write_merged(args.output, lambda: matrix, timeout=args.lock_timeout)
     for column in matrix.columns:
         note = "NO DATA" if not column.has_data else _tally(matrix, column.id, sum(column.counts.values()))
         if column.composite:

@@ -22,9 +22,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from harness import outputs
 from harness.cell import CellStatus
-from harness.commands._args import BACKEND_HELP, PYTHON_HELP, backend_id, python_or_path
+from harness.commands._args import BACKEND_HELP, PYTHON_HELP, backend, python_or_path
 from harness.commands._build_options import add_container_arguments, spec_from_args
 from harness.errors import (
     CellTimeoutError,
@@ -37,10 +36,11 @@ from harness.errors import (
 from harness.host.doctor import make_report
 from harness.host.facts import detect_host, root_from_env
 from harness.interpreters import PythonKey, python_key
-from harness.matrix_json import iter_tests, write_matrix
+from harness.matrix_json import iter_tests
 from harness.merge.combine import merge_cell_dirs
 from harness.merge.inventory import CellRun, cell_dirs, older_no_data
-from harness.model import Column
+from harness.merge.matrix_file import write_merged
+from harness.model import Column, Matrix
 from harness.outcomes import BAD
 from harness.publish.render.markdown import render_markdown
 from harness.run.execute import CellOutcome, RunOptions, run_cell
@@ -53,7 +53,7 @@ DEFAULT_RESULTS = Path("results")  # also `harness publish`'s default matrix fol
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--backend", type=backend_id, help=f"backend to run: {BACKEND_HELP} (default: the local torch, natively)"
+        "--backend", type=backend, help=f"backend to run: {BACKEND_HELP} (default: the local torch, natively)"
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--native", action="store_true", help="run on this host, not in a container")
@@ -247,15 +247,19 @@ def run(args: argparse.Namespace) -> int:
     # The workstation loop: matrix.json holds every cell under results/ (the newest run of each
     # cell id), so `tox -e cpu` then `tox -e cu130` leaves both columns side by side.
     # Under the folder's lock: two runs ending at once each merge every cell there, one after the other.
-    with outputs.locked(out_dir, what=f"{out_dir / 'matrix.json'}"):
-        outputs.sweep(out_dir)
-        cells = cell_dirs([out_dir])
-        matrix = merge_cell_dirs(
-            [c for c in cells if c.is_dir()], features=load_features(opts.suites_dir, opts.features_file)
-        )
-        write_matrix(matrix, out_dir / "matrix.json")
-        summary = render_markdown(matrix)
-        outputs.write_file(out_dir / "summary.md", summary)
+    features = load_features(opts.suites_dir, opts.features_file)
+    written: dict[str, str] = {}
+
+    def summary_of(merged: Matrix) -> dict[str, str]:
+        written["summary.md"] = render_markdown(merged)
+        return written
+
+    matrix = write_merged(
+        out_dir / "matrix.json",
+        lambda: merge_cell_dirs([c for c in cell_dirs([out_dir]) if c.is_dir()], features=features),
+        beside=summary_of,
+    )
+    summary = written["summary.md"]
     if not args.quiet:
         print(summary)
     held = ", ".join(c.id for c in matrix.columns)

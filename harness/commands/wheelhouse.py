@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.commands._args import BACKEND_HELP, backend_id, python_version
+from harness.commands._args import BACKEND_HELP, backend, python_version
 from harness.commands._build_options import CHANNEL_HELP
 from harness.images import recipes, wheelhouse
 from harness.registry import CHANNELS
@@ -20,7 +20,7 @@ HELP = "download the wheels an offline image build of one backend needs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", required=True, type=backend_id, help=f"whose wheels to get: {BACKEND_HELP}")
+    parser.add_argument("--backend", required=True, type=backend, help=f"whose wheels to get: {BACKEND_HELP}")
     parser.add_argument("-o", "--output", type=Path, required=True, help="the wheelhouse folder (made if absent)")
     parser.add_argument("--torch", help=f"torch version or requirement (default {recipes.DEFAULT_TORCH})")
     parser.add_argument("--channel", choices=CHANNELS, help=CHANNEL_HELP)
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"wheelhouse {made.path}: {made.wheels} wheels, {made.size / 1e9:.1f} GB "
         f"(torch {made.torch.version}{runtime})\n"
-        f"build offline: harness build --backend {args.backend} --wheelhouse {made.path} --build-network none"
+        f"build offline: harness build --backend {args.backend.id} --wheelhouse {made.path} --build-network none"
     )
     return 0
 

@@ -28,7 +28,7 @@ from harness import outputs
 from harness.errors import InfrastructureError, UsageError
 from harness.images import recipes
 from harness.interpreters import PythonKey, parse_python
-from harness.registry import Backend, get_backend
+from harness.registry import Backend
 from harness.torch_build import TorchFacts, build_of, mismatches
 
 PYPI: Final = "https://pypi.org/simple"
@@ -222,7 +222,7 @@ def remove_fetched(dest: Path, there_before: set[str]) -> list[str]:
 
 
 def make_wheelhouse(
-    backend_id: str,
+    backend_id: str | Backend,
     dest: Path,
     *,
     torch: str | None = None,
@@ -234,15 +234,15 @@ def make_wheelhouse(
     channel: str | None = None,
     progress: Callable[[str], None] = print,
 ) -> Wheelhouse:
-    backend = get_backend(backend_id)
     spec = recipes.build_spec(
-        backend_id,
+        backend_id,  # resolved there, once, when a caller names it in text
         torch=torch,
         base_image=base_image,
         index_url=index_url,
         package_index_url=package_index_url,
         channel=channel,
     )
+    backend = spec.backend
     target = target_for(spec.base_image, python, glibc)
     dest.mkdir(parents=True, exist_ok=True)
     argv = download_argv(

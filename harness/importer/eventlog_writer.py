@@ -15,13 +15,13 @@ from typing import Final
 
 from harness import jsonio
 from harness.cell import COLLECTED, EVENTS
-from harness.ingest.decide import is_plain_pass
+from harness.ingest.decide import is_plain_pass, said_of
 from harness.model import TestResult
 from harness.outcomes import Scope
 
 BLOCK: Final = 1 << 20  # bytes gathered before each write
 # Plain passes per `passes` line, and the characters of their ids after which a line ends sooner:
-# lines stay far below the reader's cap on one line (eventread.EVENT_LINE_CAP, 8 MB).
+# lines stay far below the reader's cap on one line (eventlog_reader.EVENT_LINE_CAP, 8 MB).
 PASSES_BATCH: Final = 1000
 PASSES_BYTES: Final = 256 * 1024
 _UNSEEN: Final = object()
@@ -61,7 +61,7 @@ def write_cell_log(
             key = id(result)
             duration = plain_time.get(key, _UNSEEN)
             if duration is _UNSEEN:
-                duration = plain_time[key] = result.duration if is_plain_pass(result) else None
+                duration = plain_time[key] = result.duration if is_plain_pass(said_of(result)) else None
                 keep_alive.append(result)
             if duration is not None:
                 ids.append(nodeid)

@@ -19,6 +19,7 @@ import socket
 import stat
 import threading
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,11 +94,13 @@ class Imported:
     shared: list[str] = field(default_factory=list)  # one line per input sharing test ids with an earlier one
     feature_map: FeatureMap | None = None
     cell: CellResult | None = None  # the cell's tests, as decided at import
+    rows: dict[str, int] = field(default_factory=dict)  # tests per feature row, in the order the rows first appear
+    rules_taken: tuple[int, ...] = ()  # tests each rule of the feature map took (the first rule that matches)
 
 
 @dataclass(frozen=True)
 class _Checked:
-    """The spec's arguments, checked and normalised (importcheck)."""
+    """The spec's arguments, checked and normalised (importer/arguments.py)."""
 
     cell_id: str
     backend: Backend
@@ -260,7 +263,7 @@ def import_junit(spec: ImportSpec, *, plain: bool = False) -> Imported:
     """Write a new cell dir for the files; raises on bad arguments or files with no testcases.
     Arguments and the inputs' kinds are checked before anything is written; the cell is then built
     beside the results and put in place whole: any failure leaves nothing. `plain`: every speed
-    trick's plain path (CopyingReader, junitread), the same cell, for tests."""
+    trick's plain path (CopyingReader, junit_reader), the same cell, for tests."""
     spec = dataclasses.replace(spec, files=expand_inputs(spec.files))
     checked = check_spec(spec)
     feature_map: FeatureMap | None = None
@@ -367,7 +370,15 @@ def _build(
         shared=shared,
         feature_map=feature_map,
         cell=decided,
+        rows=dict(Counter(decided.test_features)),
+        rules_taken=_rules_taken(feature_map, decided.nodeids) if feature_map is not None else (),
     )
+
+
+def _rules_taken(feature_map: FeatureMap, test_ids: list[str]) -> tuple[int, ...]:
+    """How many tests each rule of the map took (the first rule that matches takes a test)."""
+    taken = Counter(feature_map.rule_of(test_id) for test_id in test_ids)
+    return tuple(taken[index] for index in range(len(feature_map.rules)))
 
 
 def _named_features(cell: CellResult, gather: Gather) -> Iterator[tuple[str, TestResult, str | None]]:

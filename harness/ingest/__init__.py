@@ -1,0 +1,1 @@
+"""The ingest wing: reads one cell dir (any cell format) into one record per logical test; writes nothing."""

@@ -24,7 +24,7 @@ from harness.cell import CellDir, CellStatus, FeatureInfo, Manifest, read_manife
 from harness.errors import InputError
 from harness.ingest import attempts as normalise
 from harness.ingest.cellformat import IMPORTED, CellReader, cell_reader
-from harness.ingest.decide import Attempt, Phase, Status, decide, is_plain_pass, passed_plainly
+from harness.ingest.decide import Attempt, Phase, Said, Status, decide, is_plain_pass, said_of, says_nothing_more
 from harness.ingest.eventlog_reader import read_events
 from harness.ingest.featuremap import FeatureMap, load_feature_map
 from harness.ingest.junit_reader import junit_ends_well, junit_files, read_junit_files
@@ -90,7 +90,7 @@ def read_collected(path: Path, gather: Gather, errors: list[str], reader: CellRe
         data = jsonio.loads(read_regular(path))
         if not isinstance(data, dict):
             raise TypeError(f"a {type(data).__name__}, not an object")
-        reader.read_plan(data, gather.plan)
+        reader.read_collected_tests(data, gather.plan)
         collect_errors = [e for e in data.get("collect_errors") or [] if isinstance(e, dict)]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         errors.append(f"collected.json: unreadable ({err}); the planned test list is unknown")
@@ -196,19 +196,27 @@ def _result(
     test: TestState, extra: list[Attempt], signal: str | None, cache: dict[tuple, TestResult], *, plain: bool = False
 ) -> TestResult:
     """The test decided from what was gathered. Its shortcuts (a bare pass shared, not decided;
-    `plain` skips them) ask decide.passed_plainly()."""
+    `plain` skips them) ask decide.is_plain_pass()."""
     if test.decided is not None and not extra:
         decided = test.decided
-        if is_plain_pass(decided):  # one shared object per (duration, scope), as a pass line's
+        if is_plain_pass(said_of(decided)):  # one shared object per (duration, scope), as a pass line's
             return shared_result(cache, Outcome.PASSED, decided.duration, decided.scope)
         return decided
     call_passed = bool(test.passed & 2) and not plain
-    if passed_plainly(call_passed, test.attempts, extra, signal, test.user_properties, test.output):
+    said = Said(
+        call_passed,
+        round_duration(test.passed_time),
+        others=test.attempts or extra,
+        properties=test.user_properties,
+        output=test.output,
+        signal=signal,
+    )
+    if is_plain_pass(said):
         # Every phase the log reported passed, the call among them, and nothing else is known:
         # decide() says PASSED for that (tests/ingest/test_decide.py holds it to it); most tests take
         # this way, which skips building their attempts and shares equal results.
-        return shared_result(cache, Outcome.PASSED, round_duration(test.passed_time), test.scope or Scope.BACKEND)
-    if test.reported and passed_plainly(call_passed, test.attempts):
+        return shared_result(cache, Outcome.PASSED, said.duration, test.scope or Scope.BACKEND)
+    if test.reported and is_plain_pass(Said(call_passed, said.duration, others=test.attempts)):
         # Every report a pass, the call's among them: that pass says all there is to say.
         attempts = [Attempt(Phase.CALL, Status.PASSED, duration=round(test.passed_time, 6)), *extra]
     elif test.reported:
@@ -224,17 +232,7 @@ def _result(
         add_properties(test, test.user_properties)
     duration = round_duration(result.duration)
     scope = test.scope or Scope.BACKEND
-    plain = (
-        result.message is None
-        and result.trace is None
-        and result.skip_class is None
-        and result.attempts == 1
-        and not result.extra_messages
-        and result.signal is None
-        and result.strict is None
-        and not test.properties
-    )
-    if plain:
+    if says_nothing_more(said_of(result, properties=test.properties)):
         return shared_result(cache, outcome, duration, scope)
     return replace(
         result,
@@ -249,7 +247,7 @@ def read_cell(
     path: Path, manifest: Manifest, errors: list[str], features: CellFeatures, *, plain: bool = False
 ) -> CellResult:
     """The cell's tests, decided, in plan order (then any test only the results know). `plain`: each
-    reader's plain path, without its shortcuts (eventread, junitread), for tests."""
+    reader's plain path, without its shortcuts (eventlog_reader, junit_reader), for tests."""
     cell = CellDir(path)
     gather = Gather()
     completed = manifest.completed

@@ -9,7 +9,7 @@ from harness.errors import InputError
 from harness.ingest import cellformat_v1, cellformat_v2, cellformat_v3, cellformat_v4
 from harness.outcomes import Scope
 
-Plan = dict[str, tuple[str | None, Scope | None]]  # test id -> (feature, scope)
+CollectedTests = dict[str, tuple[str | None, Scope | None]]  # collected.json: test id -> (feature, scope)
 
 
 class CellReader(Protocol):
@@ -18,7 +18,7 @@ class CellReader(Protocol):
     # (format 1 wrote one for every test); from format 2 on plain passes are `pass` lines.
     PLAIN_FINISH: bool
 
-    def read_plan(self, data: dict[str, Any], plan: Plan) -> None:
+    def read_collected_tests(self, data: dict[str, Any], plan: CollectedTests) -> None:
         """Fill `plan` from collected.json's object; raise TypeError/KeyError when it is not this format's."""
 
 

@@ -19,7 +19,7 @@ PLAIN_FINISH: Final = True
 _SCOPES: Final = {s.value: s for s in Scope}
 
 
-def read_plan(data: dict[str, Any], plan: dict[str, tuple[str | None, Scope | None]]) -> None:
+def read_collected_tests(data: dict[str, Any], plan: dict[str, tuple[str | None, Scope | None]]) -> None:
     groups = data.get("groups")
     if groups is not None:
         read_groups(groups, plan)

@@ -16,7 +16,7 @@ FORMAT: Final = 2
 PLAIN_FINISH: Final = False
 
 
-def read_plan(data: dict[str, Any], plan: dict[str, tuple[str | None, Scope | None]]) -> None:
+def read_collected_tests(data: dict[str, Any], plan: dict[str, tuple[str | None, Scope | None]]) -> None:
     if "groups" not in data:
         raise KeyError("groups (a format 2 cell lists its tests in groups)")
     read_groups(data["groups"], plan)

@@ -23,7 +23,7 @@ FORMAT: Final = 3
 PLAIN_FINISH: Final = False
 
 
-def read_plan(data: dict[str, Any], plan: dict[str, tuple[str | None, Scope | None]]) -> None:
+def read_collected_tests(data: dict[str, Any], plan: dict[str, tuple[str | None, Scope | None]]) -> None:
     if "groups" not in data:
         raise KeyError("groups (a format 3 cell lists its tests in groups)")
     read_groups(data["groups"], plan)

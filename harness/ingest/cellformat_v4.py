@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from harness.ingest.cellformat_v3 import read_plan
+from harness.ingest.cellformat_v3 import read_collected_tests
 
 FORMAT: Final = 4
 PLAIN_FINISH: Final = False
 
-__all__ = ["FORMAT", "PLAIN_FINISH", "read_plan"]
+__all__ = ["FORMAT", "PLAIN_FINISH", "read_collected_tests"]

@@ -3,9 +3,16 @@
 Sources (the cell's event log, JUnit of any dialect, the crash evidence) are first turned into
 `Attempt`s by harness/ingest/attempts.py; `decide()` is the only place an outcome is chosen, and
 it returns the test's result (harness/model.py's TestResult) itself. `simply_passed()` is the one
-rule for "this test simply passed": decide() takes it as its first step, and every shortcut that
-reaches the same verdict without building attempts (the plugin's `pass` lines, ingest's plain
-passes) is held to it by tests/ingest/test_decide.py's table.
+rule for "this test simply passed": decide() takes it as its first step.
+
+A plain pass is a test kept as an id and a time, never decided one by one: a `pass` line of the
+event log, a JUnit testcase that only passed, a decided result the import writes to a `passes`
+line. Whether a test is one is asked of one normalised record, `Said` (what the sources said of
+it, in the same fields whatever the source), by one predicate, `is_plain_pass()`: every reader
+(junit_reader, eventlog_reader, cell_reader) and the event-log writer fill a `Said` and ask it;
+the cell plugin, which may import only pytest and the stdlib, writes its `pass` lines by the same
+rule. tests/ingest/test_decide.py runs the plugin and the predicate on the same reports, holds the
+predicate to simply_passed() and decide(), and fails on the rule written again outside this module.
 """
 
 from __future__ import annotations
@@ -103,31 +110,59 @@ def simply_passed(attempts: Sequence[Attempt]) -> bool:
     return all(a.status is Status.PASSED for a in attempts) and any(a.phase in VERDICT_PHASES for a in attempts)
 
 
-def passed_plainly(verdict_passed: bool, *more: object) -> bool:
-    """simply_passed() for a test known without its attempts, as the shortcuts of ingest and the
-    import see it: its verdict phase passed (`verdict_passed`) and nothing else was said of it: each
-    of `more` (other attempts, a signal, properties, output, a message...) is empty or None. Every
-    shortcut that keeps a test as a bare pass asks this one question (tests/ingest/test_decide.py
-    holds it to simply_passed() and decide())."""
-    return verdict_passed and not any(more)
+@dataclass(slots=True)
+class Said:
+    """What the sources said of one test, normalised for the one question every shortcut asks (is
+    it a plain pass?). Each reader fills it from its own source (a JUnit testcase, the event log's
+    lines, a decided result), in these fields whatever the source, and asks `is_plain_pass()`.
+    Not frozen: the readers make one per testcase, and a frozen dataclass costs three times as much."""
+
+    verdict_passed: bool  # the verdict phase (the call, or the whole test) reported a pass
+    duration: float | None  # the time its passing phases took; None: the source gave none
+    others: object = None  # any report but a pass: failures, skips, xfails, retries, a crash or a hard timeout
+    properties: object = None  # properties beyond the bookkeeping ones (nodeid, feature, scope, backend, device)
+    output: object = None  # captured output kept with the test
+    signal: object = None  # a fatal signal its process logged while it ran
+    kept: object = None  # what else a decided result keeps: a message, trace, skip class, link, strictness, a run
 
 
-def is_plain_pass(result: TestResult) -> bool:
-    """A result a `pass` line says whole (its scope aside, which the plan gives): passed, once,
-    in a known time, with nothing else to keep."""
-    return passed_plainly(
-        result.outcome is Outcome.PASSED and result.attempts == 1 and result.duration is not None,
-        result.message is not None,
-        result.trace is not None,
-        result.output is not None,
-        result.skip_class is not None,
-        result.link is not None,
-        result.strict is not None,  # strict=False is something to keep too
-        result.signal is not None,
-        result.extra_messages,
-        result.properties,
-        result.run is not None,  # a later partial run's provenance: a pass line has none
-        result.at is not None,
+def says_nothing_more(said: Said) -> bool:
+    """Nothing was said of the test beyond its verdict and its time (most tests)."""
+    return not (said.others or said.properties or said.output or said.signal or said.kept)
+
+
+def is_plain_pass(said: Said) -> bool:
+    """The one plain-pass rule: the verdict phase passed, in a known time, and nothing else was said
+    (simply_passed(), for a test known without its attempts; a plain pass always carries its time).
+    says_nothing_more() written out: this runs once per testcase of every JUnit file read, where the
+    record and this call cost 3-5% of a lean file's read, and a nested call about as much again
+    (tests/ingest/test_decide.py holds the two to the same fields)."""
+    return (
+        said.verdict_passed
+        and said.duration is not None
+        and not (said.others or said.properties or said.output or said.signal or said.kept)
+    )
+
+
+def said_of(result: TestResult, properties: object = None) -> Said:
+    """A decided result as a `Said` (its scope aside, which the plan gives). `properties`: the test's
+    properties where its reader keeps them apart from the result (ingest adds them after deciding)."""
+    return Said(
+        verdict_passed=result.outcome is Outcome.PASSED,
+        duration=result.duration,
+        others=result.attempts != 1 or result.extra_messages,
+        properties=result.properties if properties is None else properties,
+        output=result.output,
+        signal=result.signal,
+        kept=not (
+            result.message is None
+            and result.trace is None
+            and result.skip_class is None
+            and result.link is None
+            and result.strict is None  # strict=False is something to keep too
+            and result.run is None  # a later partial run's provenance: a pass line has none
+            and result.at is None
+        ),
     )
 
 

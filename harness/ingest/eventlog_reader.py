@@ -8,8 +8,8 @@ counted and reported.
 
 The speed trick, behind `plain=`: a pass line whose test is not yet known goes straight into the
 store's `plain` ids (and the compact ones are read by one regular expression, without json).
-`plain=True` reads every line with json and keeps every test as a TestState; tests/merge/
-test_eventread.py holds both to the same results on the committed cells and real runs' logs.
+`plain=True` reads every line with json and keeps every test as a TestState; tests/ingest/
+test_eventlog_reader.py holds both to the same results on the committed cells and real runs' logs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from harness import jsonio
 from harness.ingest import attempts as normalise
-from harness.ingest.decide import passed_plainly
+from harness.ingest.decide import Said, is_plain_pass
 from harness.ingest.plainstore import OUTPUT_CAP, Gather, TestState
 from harness.model import TestResult, trim
 from harness.regular_file import open_regular
@@ -154,17 +154,16 @@ def read_events(
                     shortcut
                     and plain_finish
                     and isinstance(passed, dict)
-                    and passed_plainly("call" in passed, event.get("user_properties"))
                     and nodeid not in tests
                     and nodeid not in passes
+                    and is_plain_pass(
+                        said := Said("call" in passed, _passed_time(passed), properties=event.get("user_properties"))
+                    )
                 ):
                     # The same as a `pass` line.
                     if nodeid not in plan:
                         unplanned[nodeid] = None
-                    try:
-                        passes[nodeid] = sum(passed.values())
-                    except TypeError:
-                        passes[nodeid] = sum(v for v in passed.values() if isinstance(v, int | float))
+                    passes[nodeid] = said.duration  # type: ignore[assignment]
                     continue
                 _finish(gather.test(nodeid), passed, event)
             elif kind == "report" and isinstance(nodeid, str):
@@ -202,6 +201,14 @@ def read_events(
 
 
 _NUMBERS: Final = frozenset({int, float})
+
+
+def _passed_time(passed: dict[str, Any]) -> float:
+    """A finish line's passed phases' time (a phase without a number counts nothing)."""
+    try:
+        return sum(passed.values())
+    except TypeError:
+        return sum(v for v in passed.values() if isinstance(v, int | float))
 
 
 def _passes(gather: Gather, nodeids: Any, durations: Any, shortcut: bool) -> int:

@@ -2,7 +2,7 @@
 testcase into the plain-pass store (plainstore.py), by the identity rules of identity.py and the
 retry rule of attempts.py.
 
-The speed trick, behind `plain=`: a testcase that passed plainly (decide.passed_plainly: no result
+The speed trick, behind `plain=`: a testcase that passed plainly (decide.is_plain_pass: no result
 or retried element, no status but CTest's `run`, a time, only bookkeeping properties) is kept as a
 plain pass (an id and a time, like the event log's `pass` lines, decided in bulk by
 plainstore.plain_results) instead of attempts, a TestState and decide() per testcase: most of any
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from harness.ingest import attempts as normalise
-from harness.ingest.decide import Attempt, Phase, Status, passed_plainly
+from harness.ingest.decide import Attempt, Phase, Said, Status, is_plain_pass
 from harness.ingest.identity import IdentityRules, is_pytest
 from harness.ingest.junit_stream import JUnitCase, JUnitRead, iter_junit
 from harness.ingest.plainstore import BOOKKEEPING, OUTPUT_CAP, SCOPES, Gather, add_properties
@@ -48,7 +48,8 @@ def junit_plain_pass(case: JUnitCase) -> bool:
     bookkeeping properties."""
     status = case.attrs.get("status")
     extra = case.properties and not BOOKKEEPING.issuperset(map(_FIRST, case.properties))
-    return case.time is not None and passed_plainly(status is None or status == "run", case.results, case.reruns, extra)
+    # Said's fields by position (verdict, time, others, properties): a keyword call costs more, per testcase
+    return is_plain_pass(Said(status is None or status == "run", case.time, case.results or case.reruns, extra))
 
 
 def recorded_of(case: JUnitCase, planned: tuple[str | None, Scope | None] | None) -> tuple[str | None, Scope | None]:

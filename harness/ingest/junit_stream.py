@@ -214,8 +214,8 @@ class _Handlers:
     # swapped on expat when a testcase begins and ends. What it buys: the elements inside testcases
     # (properties, results) are nearly all of a report's elements, and their handlers then check
     # nothing that only matters outside one (about a fifth of the import merge's time). Nesting
-    # inside a testcase is counted by `inner`, so MAX_DEPTH holds there too. tests/merge/
-    # test_importjunit.py holds them to a plain ElementTree read of every dialect's real reports.
+    # inside a testcase is counted by `inner`, so MAX_DEPTH holds there too. tests/importer/
+    # test_junit_import.py holds them to a plain ElementTree read of every dialect's real reports.
     def start(self, tag: str, attrs: dict[str, str]) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:

@@ -4,7 +4,7 @@ Most tests of any cell only passed. They are kept here as an id and a time (`Gat
 event log's `pass` lines), not as attempts, and decided in bulk by `plain_results`: one shared
 result object per (outcome, duration, scope). Every other test is a `TestState` with what its
 sources said, decided one by one by ingest. Which tests may be kept as plain passes is decided by
-ingest/decide.py's `passed_plainly()`, the one rule every shortcut asks.
+ingest/decide.py's `is_plain_pass()` over a `Said` record, the one rule every shortcut asks.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class Gather:
     def __init__(self) -> None:
         self.plan: dict[str, tuple[str | None, Scope | None]] = {}
         self.plain: dict[str, float] = {}
-        # JUnit's plain passes (see junitread.junit_plain_pass), with the file each came from; moved into
+        # JUnit's plain passes (see junit_reader.junit_plain_pass), with the file each came from; moved into
         # `plain` once every file is read. `recorded`: the feature and scope their properties gave.
         self.junit_plain: dict[str, float] = {}
         self.junit_plain_from: dict[str, int] = {}

@@ -1,1 +1,2 @@
-"""The merge wing: reads cell dirs (harness/cell.py) and builds the matrix model (harness/model.py)."""
+"""The merge wing: combines the records of many cells (read by harness/ingest/) into the matrix model
+(harness/model.py)."""

@@ -35,7 +35,8 @@ MAX_ARCHIVE: Final = 8 << 30
 MAX_MANIFEST: Final = 1 << 20
 _REF_RE: Final = re.compile(
     r"^(?P<host>[A-Za-z0-9.-]+(?::\d+)?)/(?P<repo>[a-z0-9]+(?:[._/-][a-z0-9]+)*)"
-    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
+    # The tag as the OCI distribution spec writes it (not a cell id, though the two rules agree today).
+    r"(?::(?P<tag>[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
 )
 _LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
 TIMEOUT: Final = 60.0

@@ -64,7 +64,7 @@ class RunOptions:
     suites_dir: Path
     results_dir: Path = Path("results")
     # None: the backend of the local torch build. A variant id or family name is resolved to its
-    # Backend here, once, and passed on as the object.
+    # Backend once, by the caller (the CLI's --backend type), and passed on as the object.
     backend: Backend | None = None
     cell_id: str | None = None
     python: str | None = None  # native interpreter; default: the harness's own
@@ -86,8 +86,8 @@ class RunOptions:
     channel: str | None = None  # release | test | nightly; None: what the probed torch version implies
 
     def __post_init__(self) -> None:
-        if isinstance(self.backend, str):
-            object.__setattr__(self, "backend", get_backend(self.backend))
+        if self.backend is not None and not isinstance(self.backend, Backend):
+            raise TypeError(f"RunOptions.backend is a Backend, resolved once by the caller, not {self.backend!r}")
         # Every value is checked here, before a cell exists: a typo must never leave a cell behind.
         option_checks.check_workers(self.workers)
         option_checks.check_seconds("--test-timeout", self.test_timeout)

@@ -5,7 +5,9 @@ default cell ids and the environment's redaction."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import stat
 import time
 from pathlib import Path
@@ -183,6 +185,35 @@ def test_invalid_cell_ids(bad: object) -> None:
     with pytest.raises(InputError, match="invalid cell id") as caught:
         valid_cell_id(bad)  # type: ignore[arg-type]
     assert "letters, digits" in str(caught.value)
+
+
+HARNESS = Path(cell.__file__).parent
+# What the id rule's regular expression says, however it is written: its second character class with its
+# length bound (`[A-Za-z0-9._-]{0,127}`), which no other name of the harness shares.
+_ID_RULE = re.compile(r"\[A-Za-z0-9\._\\?-\]\{0,127\}")
+
+
+def id_rule_copies(source: str) -> list[int]:
+    """The lines of `source` holding a string with the cell id's pattern."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _ID_RULE.search(node.value)
+    ]
+
+
+def test_the_cell_id_rule_is_written_once() -> None:
+    """cell.is_cell_id is the rule (plan.py once had its own `^...$` copy, whose `.match` took a trailing
+    newline): no other module spells its pattern."""
+    copies = {
+        path.relative_to(HARNESS).as_posix(): lines
+        for path in sorted(HARNESS.rglob("*.py"))
+        if path.name != "cell.py" or path.parent != HARNESS
+        if (lines := id_rule_copies(path.read_text(encoding="utf-8")))
+    }
+    assert not copies, f"the cell id rule written again (call harness.cell.is_cell_id): {copies}"
+    assert id_rule_copies((HARNESS / "cell.py").read_text(encoding="utf-8")), "the check sees the rule at home"
+    assert id_rule_copies('_CELL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")\n') == [1]
 
 
 # -- building a cell dir ----------------------------------------------------------------------

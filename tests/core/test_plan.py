@@ -11,6 +11,7 @@ from harness.cli import main
 from harness.errors import InputError, RegistryError, UsageError
 from harness.plan import (
     PlannedCell,
+    cell_id_for,
     github_matrix,
     is_self_hosted,
     make_plan,
@@ -215,6 +216,14 @@ def test_bad_torch_versions_are_refused_in_one_line(torch: str, message: str, ca
     assert main(["plan", "--torch", torch]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and err.startswith("harness: error: ")
+
+
+@pytest.mark.parametrize("backend", ["cu130\n", "cu130/x", ""])
+def test_a_cell_id_the_rule_refuses_is_never_planned(backend: str) -> None:
+    """The plan asks cell.is_cell_id, the one rule: a trailing newline is refused as the manifest refuses it."""
+    with pytest.raises(UsageError, match="is not a valid cell id"):
+        cell_id_for(backend, "2.15.0", False)
+    assert cell_id_for("cu130", "2.15.0", True) == "cu130-2.15.0"
 
 
 def test_unknown_backends_are_refused() -> None:

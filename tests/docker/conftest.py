@@ -31,6 +31,7 @@ import pytest
 from harness.errors import DockerUnavailableError
 from harness.run.container import CELL_LABEL, leftover_containers
 from tests.conftest import in_ci
+from tests.parallel import built_once
 
 REPO = Path(__file__).resolve().parents[2]
 BASE_SCRIPT = REPO / "tools" / "make-base-image.sh"
@@ -87,9 +88,12 @@ def base_image(docker_client: Any) -> str:
         return override
     digest = hashlib.sha256(BASE_SCRIPT.read_bytes()).hexdigest()[:10]
     tag = f"torch-compat/local-base:bookworm-{digest}"
-    if _image_exists(docker_client, tag):
-        return tag
-    done = subprocess.run(["bash", str(BASE_SCRIPT), tag], capture_output=True, text=True, timeout=1800, check=False)
+    with built_once(f"base-image-{digest}"):  # another worker or run making it: wait, then reuse
+        if _image_exists(docker_client, tag):
+            return tag
+        done = subprocess.run(
+            ["bash", str(BASE_SCRIPT), tag], capture_output=True, text=True, timeout=1800, check=False
+        )
     if done.returncode != 0:
         pytest.fail(f"could not make the local base image ({BASE_SCRIPT.name}): {(done.stdout + done.stderr)[-2000:]}")
     return tag
@@ -101,6 +105,14 @@ def wheelhouse() -> Path:
 
     folder = CACHE / f"wheelhouse-cpu-{TEST_TORCH}"
     wanted = [p.replace("-", "_") for p in TEST_PACKAGES]
+    with built_once(folder.name):
+        _fill_wheelhouse(folder, wanted)
+    return folder
+
+
+def _fill_wheelhouse(folder: Path, wanted: list[str]) -> None:
+    from harness.images.recipes import TEST_PACKAGES
+
     have = {w.name.split("-", 1)[0].lower() for w in folder.glob("*.whl")}
     if not list(folder.glob(f"torch-{TEST_TORCH}*.whl")) or not set(wanted) <= have:
         folder.mkdir(parents=True, exist_ok=True)
@@ -114,7 +126,6 @@ def wheelhouse() -> Path:
         )  # fmt: skip
         if done.returncode != 0:
             pytest.fail(f"pip download into {folder} failed: {done.stderr[-2000:]}")
-    return folder
 
 
 @pytest.fixture(scope="session")
@@ -144,7 +155,8 @@ def cpu_image(docker_client: Any, cpu_spec: Any) -> Any:
     os.environ.update({"HTTPS_PROXY": FAKE_PROXY, "https_proxy": FAKE_PROXY})
     try:
         lines: list[str] = []
-        result = image_build.ensure_image(cpu_spec, docker_client, progress=lines.append)
+        with built_once("cpu-image"):  # act's cell jobs build the same tag: tests/workflows/conftest.py
+            result = image_build.ensure_image(cpu_spec, docker_client, progress=lines.append)
     finally:
         for name, value in saved.items():
             if value is None:
@@ -291,6 +303,12 @@ def cuda_wheelhouse(variant: str) -> Path:
     """`harness wheelhouse --backend <variant>` of PyPI's torch for it, cached in ~/.cache/torch-compat."""
     torch = CUDA_TORCH[variant]
     folder = CACHE / f"wheelhouse-{variant}-{torch}"
+    with built_once(folder.name):
+        _fill_cuda_wheelhouse(folder, variant, torch)
+    return folder
+
+
+def _fill_cuda_wheelhouse(folder: Path, variant: str, torch: str) -> None:
     if not list(folder.glob(f"torch-{torch}*.whl")):
         done = harness_cli(
             "wheelhouse", "--backend", variant, "--index-url", PYPI, "--torch", torch, "-o", str(folder),
@@ -298,7 +316,6 @@ def cuda_wheelhouse(variant: str) -> Path:
         )  # fmt: skip
         if done.returncode != 0:
             pytest.fail(f"harness wheelhouse --backend {variant} failed: {done.stderr[-2000:]}")
-    return folder
 
 
 @pytest.fixture(scope="session")
@@ -331,9 +348,15 @@ def broken_cu132_wheelhouse(cu132_wheelhouse: Path) -> Path:
     """The cu132 wheelhouse with libcudnn_engines_precompiled.so.9 taken out of the cuDNN wheel and
     libcublas.so.13 cut short in the cuBLAS wheel (RECORDs unchanged); the other wheels are links."""
     folder = cu132_wheelhouse.with_name(f"{cu132_wheelhouse.name}-broken")
+    with built_once(folder.name):
+        _break_wheelhouse(cu132_wheelhouse, folder)
+    return folder
+
+
+def _break_wheelhouse(cu132_wheelhouse: Path, folder: Path) -> None:
     marker = folder / ".complete"
     if marker.exists():
-        return folder
+        return
     folder.mkdir(parents=True, exist_ok=True)
     for wheel in cu132_wheelhouse.glob("*.whl"):
         target = folder / wheel.name
@@ -345,7 +368,6 @@ def broken_cu132_wheelhouse(cu132_wheelhouse: Path) -> Path:
         else:
             os.link(wheel, target)
     marker.touch()
-    return folder
 
 
 def remove_image(client: Any, ref: str) -> None:

@@ -78,7 +78,7 @@ def test_docker_kill_is_recorded_and_partial_results_kept(
     opts = RunOptions(
         suites_dir=suites,
         results_dir=results,
-        backend="cpu",
+        backend=get_backend("cpu"),
         cell_id=cell_id("cpu-killed"),
         workers="1",
         progress=False,
@@ -121,7 +121,8 @@ OOM_SUITE = {
 def test_oom_kill_is_recorded(tmp_path: Path, sample_suite: Any, cpu_image: Any, docker_client: Any) -> None:
     suites = sample_suite(OOM_SUITE)
     opts = RunOptions(
-        suites_dir=suites, results_dir=tmp_path / "results", backend="cpu", cell_id=cell_id("cpu-oom"), workers="1",
+        suites_dir=suites, results_dir=tmp_path / "results",
+        backend=get_backend("cpu"), cell_id=cell_id("cpu-oom"), workers="1",
         progress=False,
     )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref, memory="1g"))
@@ -138,7 +139,8 @@ def test_cell_timeout_stops_and_removes_the_container(
 ) -> None:
     suites = sample_suite(SLOW_SUITE)
     opts = RunOptions(
-        suites_dir=suites, results_dir=tmp_path / "results", backend="cpu", cell_id=cell_id("cpu-timeout"), workers="1",
+        suites_dir=suites, results_dir=tmp_path / "results",
+        backend=get_backend("cpu"), cell_id=cell_id("cpu-timeout"), workers="1",
         cell_timeout=20, progress=False,
     )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref))
@@ -235,7 +237,8 @@ def test_health_gate_inside_the_container(
 
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
     opts = RunOptions(
-        suites_dir=suites, results_dir=tmp_path / "results", backend="cu126", cell_id=cell_id("cu126-broken"),
+        suites_dir=suites, results_dir=tmp_path / "results",
+        backend=get_backend("cu126"), cell_id=cell_id("cu126-broken"),
         workers="1", progress=False,
     )  # fmt: skip
     info = recipes.describe_image(docker_client.images.get(cpu_image.ref), cpu_image.ref)

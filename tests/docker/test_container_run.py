@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.cell import read_manifest
 from harness.merge.combine import merge_cell_dirs
+from harness.registry import get_backend
 from harness.run.container import ContainerSettings, run_containerized
 from harness.run.execute import RunOptions
 from tests.docker.conftest import PER_FEATURE_SUBSET, REPO, cell_id, harness_cli, only_cell_dir
@@ -27,7 +28,7 @@ def test_real_suites_in_container_api(tmp_path: Path, cpu_image: Any, docker_cli
     opts = RunOptions(
         suites_dir=REPO / "suites",
         results_dir=tmp_path / "results",
-        backend="cpu",
+        backend=get_backend("cpu"),
         cell_id=cell_id("cpu-docker-api"),
         workers="2",
         pytest_args=("-k", PER_FEATURE_SUBSET),
@@ -106,7 +107,8 @@ def test_containment():
 def test_container_is_contained(tmp_path: Path, sample_suite: Any, cpu_image: Any) -> None:
     suites = sample_suite({"alpha/test_contained.py": CONTAINMENT_PROBE})
     opts = RunOptions(
-        suites_dir=suites, results_dir=tmp_path / "results", backend="cpu", cell_id=cell_id("cpu-contained"),
+        suites_dir=suites, results_dir=tmp_path / "results",
+        backend=get_backend("cpu"), cell_id=cell_id("cpu-contained"),
         workers="1", progress=False,
     )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref))
@@ -128,7 +130,8 @@ def test_cdi_device_refused_by_engine_is_no_data(tmp_path: Path, sample_suite: A
     an infrastructure-error cell with one clear line, no red tests, no container left."""
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
     opts = RunOptions(
-        suites_dir=suites, results_dir=tmp_path / "results", backend="rocm", cell_id=cell_id("rocm-cdi"),
+        suites_dir=suites, results_dir=tmp_path / "results",
+        backend=get_backend("rocm"), cell_id=cell_id("rocm-cdi"),
         workers="1", progress=False,
     )  # fmt: skip
     outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref, cdi=True))

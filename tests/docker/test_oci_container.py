@@ -12,6 +12,7 @@ import pytest
 
 from harness.images import oci_container
 from harness.images.oci_container import CELL_LABEL, ContainerRefused, OCIContainer, leftover_containers, remove_stale
+from harness.registry import get_backend
 from harness.run.container import ContainerSettings, run_containerized
 from harness.run.execute import RunOptions
 from tests.docker.conftest import SESSION, cell_id
@@ -99,7 +100,12 @@ def test_a_cell_starts_by_removing_what_a_killed_run_of_it_left(
     said: list[str] = []
     suites = sample_suite({"alpha/test_a.py": "def test_a():\n    assert True\n"})
     opts = RunOptions(
-        suites_dir=suites, results_dir=tmp_path / "results", backend="cpu", cell_id=cid, workers="1", progress=False
+        suites_dir=suites,
+        results_dir=tmp_path / "results",
+        backend=get_backend("cpu"),
+        cell_id=cid,
+        workers="1",
+        progress=False,
     )
     try:
         outcome = run_containerized(opts, settings=ContainerSettings(image=cpu_image.ref), progress=said.append)

@@ -14,7 +14,7 @@ from harness.importer import eventlog_writer as eventlog
 from harness.importer.eventlog_writer import write_cell_log
 from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest import cell_reader as ingest
-from harness.ingest.decide import is_plain_pass
+from harness.ingest.decide import is_plain_pass, said_of
 from harness.ingest.eventlog_reader import read_events
 from harness.ingest.plainstore import Gather
 from harness.model import TestResult
@@ -43,6 +43,11 @@ def test_the_log_gives_back_what_the_import_decided(tmp_path: Path, report: Path
     assert (read_back.errors, read_back.notes) == (decided.errors, decided.notes)
 
 
+def plain_pass(result: TestResult) -> bool:
+    """What the writer asks of a decided result."""
+    return is_plain_pass(said_of(result))
+
+
 OTHER_THAN_A_PLAIN_PASS = {
     "outcome": Outcome.FLAKY, "skip_class": SkipClass.UNCLASSIFIED, "link": "l", "message": "m", "trace": "t",
     "output": "o", "duration": None, "attempts": 2, "properties": {"k": "v"}, "strict": False, "signal": "s",
@@ -54,17 +59,17 @@ OTHER_THAN_A_PLAIN_PASS = {
 def test_every_field_of_a_result_but_its_scope_keeps_it_off_a_pass_line(name: str) -> None:
     """A field TestResult gains must be named here, or a result holding it would be written as a
     bare pass line and lose it."""
-    assert not is_plain_pass(dataclasses.replace(TestResult(outcome=Outcome.PASSED, duration=0.5),
+    assert not plain_pass(dataclasses.replace(TestResult(outcome=Outcome.PASSED, duration=0.5),
                                                  **{name: OTHER_THAN_A_PLAIN_PASS[name]}))  # fmt: skip
 
 
 def test_pass_lines_only_for_results_they_say_whole(tmp_path: Path) -> None:
     plain = TestResult(outcome=Outcome.PASSED, duration=0.5)
-    assert is_plain_pass(plain)
-    assert is_plain_pass(TestResult(outcome=Outcome.PASSED, duration=0.5, scope=Scope.HOST)), "the plan has the scope"
-    assert not is_plain_pass(TestResult(outcome=Outcome.PASSED))  # no time: a pass line always has one
-    assert not is_plain_pass(TestResult(outcome=Outcome.PASSED, duration=0.5, attempts=2))
-    assert not is_plain_pass(TestResult(outcome=Outcome.FLAKY, duration=0.5, message="m"))
+    assert plain_pass(plain)
+    assert plain_pass(TestResult(outcome=Outcome.PASSED, duration=0.5, scope=Scope.HOST)), "the plan has the scope"
+    assert not plain_pass(TestResult(outcome=Outcome.PASSED))  # no time: a pass line always has one
+    assert not plain_pass(TestResult(outcome=Outcome.PASSED, duration=0.5, attempts=2))
+    assert not plain_pass(TestResult(outcome=Outcome.FLAKY, duration=0.5, message="m"))
     host = TestResult(outcome=Outcome.PASSED, duration=0.5, scope=Scope.HOST)
     tests = [
         ("a::t", plain, None), ("a::u", plain, "feat"), ("a::h", host, None),

@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -208,6 +209,24 @@ def test_a_folder_imports_its_xml_files_in_name_order(tmp_path: Path) -> None:
     assert [r.path.name for r in by_folder.files] == [p.name for p in files]
     assert by_folder.cell is not None and by_files.cell is not None
     assert by_folder.cell.nodeids == by_files.cell.nodeids and by_folder.cell.results == by_files.cell.results
+
+
+def test_the_counts_the_import_returns_are_the_written_cells(tmp_path: Path) -> None:
+    """The verb prints the rows and each feature-map rule's tests from what the import returns (it read
+    the cell it had just written to count them): the same counts a merge's reading of the cell gives."""
+    rules = tmp_path / "map.toml"
+    rules.write_text(
+        '[[rule]]\nmatch = "*CalcTest*"\nfeature = "calc"\n\n[[rule]]\nmatch = "nothing-matches-*"\nfeature = "none"\n',
+        encoding="utf-8",
+    )
+    files = tuple(sorted((DIALECTS / "surefire" / "junit").glob("*.xml")))
+    done = import_junit(ImportSpec(files=files, backend="cpu", cell_id="c", results_dir=tmp_path, feature_map=rules))
+    read = ingest.ingest_cell(done.cell_dir)
+    assert done.rows == dict(Counter(read.test_features)) and sum(done.rows.values()) == len(read.nodeids)
+    assert done.feature_map is not None and len(done.rules_taken) == 2 and done.rules_taken[1] == 0
+    assert done.rules_taken[0] == sum(done.feature_map.rule_of(n) == 0 for n in read.nodeids) == done.rows["calc"] > 0
+    plain = import_junit(ImportSpec(files=files, backend="cpu", cell_id="d", results_dir=tmp_path))
+    assert plain.rules_taken == () and set(plain.rows) == {"unassigned"}
 
 
 def test_the_import_reads_with_the_collector_paused_and_gives_it_back(tmp_path: Path, monkeypatch) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.ingest.cellformat_v1 import read_plan
+from harness.ingest.cellformat_v1 import read_collected_tests
 from harness.outcomes import Scope
 from tests.committed import CELLS, as_tests
 
@@ -19,7 +19,7 @@ def _collected() -> dict[str, Any]:
 
 def _plan(data: dict[str, Any]) -> dict[str, tuple[str | None, Scope | None]]:
     plan: dict[str, tuple[str | None, Scope | None]] = {}
-    read_plan(data, plan)
+    read_collected_tests(data, plan)
     return plan
 
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from harness.ingest.cellformat_v2 import read_plan
+from harness.ingest.cellformat_v2 import read_collected_tests
 from harness.outcomes import Scope
 from tests.committed import CELLS, as_tests
 
 
 def _plan(data: dict[str, Any]) -> dict[str, tuple[str | None, Scope | None]]:
     plan: dict[str, tuple[str | None, Scope | None]] = {}
-    read_plan(data, plan)
+    read_collected_tests(data, plan)
     return plan
 
 

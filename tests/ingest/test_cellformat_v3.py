@@ -11,7 +11,7 @@ import pytest
 
 from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest import cell_reader as ingest
-from harness.ingest.cellformat_v3 import FORMAT, read_plan
+from harness.ingest.cellformat_v3 import FORMAT, read_collected_tests
 from harness.outcomes import Scope
 from tests.conftest import REPO
 
@@ -45,7 +45,7 @@ def test_a_format_3_cell_reads_as_the_format_4_cell_it_would_be(tmp_path: Path) 
 
 def test_the_plan_is_read_from_groups() -> None:
     plan: dict[str, tuple[str | None, Scope | None]] = {}
-    read_plan({"groups": [{"feature": "f", "scope": "host", "tests": ["a::t"]}]}, plan)
+    read_collected_tests({"groups": [{"feature": "f", "scope": "host", "tests": ["a::t"]}]}, plan)
     assert plan == {"a::t": ("f", Scope.HOST)}
     with pytest.raises(KeyError, match="groups"):
-        read_plan({"tests": []}, plan)
+        read_collected_tests({"tests": []}, plan)

@@ -14,7 +14,7 @@ from harness.cell import read_manifest
 from harness.importer.junit_import import ImportSpec, import_junit
 from harness.ingest import cell_reader as ingest
 from harness.ingest import cellformat_v3
-from harness.ingest.cellformat_v4 import FORMAT, read_plan
+from harness.ingest.cellformat_v4 import FORMAT, read_collected_tests
 from tests.conftest import REPO
 
 SUREFIRE = REPO / "tests" / "dialects" / "surefire" / "junit"
@@ -41,4 +41,4 @@ def test_an_imported_cell_is_format_4_with_gzipped_originals_and_reads_from_its_
 
 
 def test_the_plan_is_read_as_format_3_reads_it() -> None:
-    assert read_plan is cellformat_v3.read_plan
+    assert read_collected_tests is cellformat_v3.read_collected_tests

