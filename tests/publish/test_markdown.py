@@ -42,8 +42,14 @@ def matrix(tmp_path_factory):
 
 def test_table_has_symbols_words_and_columns(matrix):
     text = render_markdown(matrix)
-    torch = matrix.column("cpu-md").environment.torch
-    assert f"| Feature | Since | CPU<br>`cpu-md`<br>torch {torch} | ROCm 7.14<br>`rocm-md` |" in text
+    cpu = matrix.column("cpu-md")
+    # Each column names the Python its cell recorded (issue 41): the NO DATA ROCm run ran on this one too.
+    torch, python = cpu.environment.torch, cpu.python_label
+    assert python.startswith("Python 3.") and matrix.column("rocm-md").python_label == python
+    assert (
+        f"| Feature | Since | CPU<br>`cpu-md`<br>torch {torch}<br>{python} | ROCm 7.14<br>`rocm-md`<br>{python} |"
+        in text
+    )
     assert "| **Alpha feature** (`alpha`) | 2.11 | 🟡 partial<br>1 passed, 2 failed | ❔ NO DATA |" in text
     assert "🟡 partial" in text and "❔ NO DATA" in text
 
