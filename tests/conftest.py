@@ -11,7 +11,7 @@ from typing import Any, Final, TypeVar
 
 import pytest
 
-from tests import parallel
+from tests import parallel, tiers
 
 REPO = Path(__file__).resolve().parent.parent
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,8 +76,27 @@ def pytest_configure_node(node: Any) -> None:
     parallel.tell_worker(node)
 
 
+_TALLY_KEY = pytest.StashKey[tiers.Tally]()
+_TALLY: tiers.Tally | None = None  # the hook below is given no config
+
+
 def pytest_configure(config: pytest.Config) -> None:
     parallel.group_in_worker(config)
+    global _TALLY
+    if not hasattr(config, "workerinput"):  # the controller (or a plain run) sees every test's reports
+        _TALLY = config.stash[_TALLY_KEY] = tiers.Tally()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _TALLY is not None:  # xdist's controller gets every worker's reports through this hook
+        _TALLY.add(report.nodeid, report.keywords, report.duration)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    tally = config.stash.get(_TALLY_KEY, None)
+    if tally is not None and any(tally.tests.values()):
+        terminalreporter.write_line(tally.line())  # the figures README "Development" states (tests/tiers.py)
 
 
 # The slow tier runs the suites natively and compares with cells of torch's CPU build (the health gate
