@@ -472,6 +472,7 @@ def _record_claims(items: list[pytest.Item]) -> None:
     """``claim`` on every test a support claim covers on this device (or on ``COMPAT_FAKE_CLAIM``'s)."""
     try:
         dev = claims_mod.device()
+        claims_mod.load_unclaimed()  # a malformed [[features.<id>.unclaimed]] is a usage error, as a bad claim
         for item in items:
             found = claims_mod.claims_for(suite_node_id(item), dev)
             item._compat_claims = found  # type: ignore[attr-defined]
@@ -518,8 +519,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if found is None:
         return
     spec_text, spec, deselected = found
+    dev = claims_mod.device()
     rows = [
-        (feature_of(item.path), suite_node_id(item), *predict.verdict(item, deselected=dropped))
+        (
+            feature_of(item.path),
+            suite_node_id(item),
+            *predict.verdict(item, deselected=dropped, unclaimed=claims_mod.unclaimed_why(suite_node_id(item), dev)),
+        )
         for dropped, group in ((False, session.items), (True, deselected))
         for item in group
     ]

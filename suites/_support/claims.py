@@ -27,6 +27,7 @@ FEATURES_TOML = Path(__file__).resolve().parent.parent / "features.toml"
 FAKE_CLAIM_ENV = "COMPAT_FAKE_CLAIM"
 FAMILIES = ("cpu", "cuda", "rocm", "xpu", "mps")
 REQUIRED = ("family", "since", "source", "ops")
+UNCLAIMED_KEYS = ("tests", "why")  # [[features.<id>.unclaimed]]: both required, nothing else
 OPTIONAL = ("tests", "min_capability", "max_capability", "archs", "xpu_devices", "variants", "note", "allowed_skips")
 
 
@@ -162,15 +163,67 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
     )
 
 
-@functools.cache
-def load(path: Path = FEATURES_TOML) -> tuple[Claim, ...]:
-    """Every claim of every feature, in file order (a row's `python` keys bound its claims)."""
-    data = tomllib.loads(path.read_text(encoding="utf-8")).get("features", {})
-    return tuple(
+@dataclass(frozen=True)
+class Unclaimed:
+    """``[[features.<id>.unclaimed]]``: tests no claim covers where upstream claims the feature, and why."""
+
+    feature: str
+    tests: tuple[str, ...]
+    why: str
+
+    def matches(self, node_id: str) -> bool:
+        from _support.expectations import node_glob  # lazily, as Claim.covers_test
+
+        return any(node_glob(t).fullmatch(node_id) for t in self.tests)
+
+
+def _unclaimed(feature: str, i: int, raw: object) -> Unclaimed:
+    where = f"features.toml: [[features.{feature}.unclaimed]] #{i}"
+    if not isinstance(raw, dict):
+        raise ClaimsError(f"{where}: must be a table")
+    unknown = set(raw) - set(UNCLAIMED_KEYS)
+    missing = [k for k in UNCLAIMED_KEYS if k not in raw]
+    if unknown or missing:
+        raise ClaimsError(f"{where}: unknown keys {sorted(unknown)}, missing keys {missing}")
+    tests = raw["tests"]
+    if not isinstance(tests, list) or not tests or not all(isinstance(t, str) and t for t in tests):
+        raise ClaimsError(f"{where}: tests must be a non-empty list of node-id globs")
+    outside = [t for t in tests if not t.startswith(f"{feature}/") or "::" not in t]
+    if outside:
+        raise ClaimsError(f"{where}: tests {outside} are not node-id globs of suites/{feature}/ (file::test)")
+    if not isinstance(raw["why"], str) or not raw["why"].strip():
+        raise ClaimsError(f"{where}: why must say, in one sentence, why no claim covers these tests")
+    return Unclaimed(feature, tuple(tests), raw["why"].strip())
+
+
+def parse(data: dict) -> tuple[tuple[Claim, ...], tuple[Unclaimed, ...]]:
+    """The claims and the declared unclaimed tests of a parsed features table (``{"<id>": row}``)."""
+    claims = tuple(
         dataclasses.replace(_claim(feature, i, raw), pythons=tuple(row.get("python", ())))
         for feature, row in data.items()
         for i, raw in enumerate(row.get("claims", []), 1)
     )
+    unclaimed = tuple(
+        _unclaimed(feature, i, raw)
+        for feature, row in data.items()
+        for i, raw in enumerate(row.get("unclaimed", []), 1)
+    )
+    return claims, unclaimed
+
+
+@functools.cache
+def _parsed(path: Path) -> tuple[tuple[Claim, ...], tuple[Unclaimed, ...]]:
+    return parse(tomllib.loads(path.read_text(encoding="utf-8")).get("features", {}))
+
+
+def load(path: Path = FEATURES_TOML) -> tuple[Claim, ...]:
+    """Every claim of every feature, in file order (a row's `python` keys bound its claims)."""
+    return _parsed(path)[0]
+
+
+def load_unclaimed(path: Path = FEATURES_TOML) -> tuple[Unclaimed, ...]:
+    """Every ``[[features.<id>.unclaimed]]`` entry, in file order."""
+    return _parsed(path)[1]
 
 
 def python_key() -> str:
@@ -248,3 +301,18 @@ def set_current(found: list[Claim]) -> None:
 def feature_claimed(feature: str, dev: Device | None = None) -> bool:
     dev = dev or device()
     return any(c.feature == feature and c.covers_device(dev) for c in load())
+
+
+NOT_DECLARED = "NOT DECLARED in [[features.{feature}.unclaimed]]"
+
+
+def unclaimed_why(node_id: str, dev: Device | None = None) -> str:
+    """Why no claim covers this test on this device: no claim of its feature covers the device, or the ``why`` of
+    the first ``[[features.<id>.unclaimed]]`` entry matching it (``NOT_DECLARED`` when none does: the contract in
+    tests/suites/test_unclaimed_contract.py fails then)."""
+    dev = dev or device()
+    feature = node_id.partition("/")[0]
+    if not feature_claimed(feature, dev):
+        return f"upstream claims no part of {feature} on this device"
+    found = next((u for u in load_unclaimed() if u.feature == feature and u.matches(node_id)), None)
+    return found.why if found else NOT_DECLARED.format(feature=feature)

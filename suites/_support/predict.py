@@ -118,8 +118,9 @@ def environment(spec: Spec, real: Any) -> Any:
     )
 
 
-def verdict(item: Any, deselected: bool = False) -> tuple[str, str]:
-    """(kind, why) for one collected test, as the predicted device would run it."""
+def verdict(item: Any, deselected: bool = False, unclaimed: str = "") -> tuple[str, str]:
+    """(kind, why) for one collected test, as the predicted device would run it; ``unclaimed`` is why no claim
+    covers it there (``claims.unclaimed_why``), shown on an unclaimed run."""
     if deselected:
         return "deselected", "another build's API (only_builds)"
     claims = list(getattr(item, "_compat_claims", []))
@@ -137,7 +138,7 @@ def verdict(item: Any, deselected: bool = False) -> tuple[str, str]:
         return "known-issue", str(mark.kwargs.get("reason", ""))
     if claims:
         return "claimed", "; ".join(c.label for c in claims)
-    return "unclaimed", ""
+    return "unclaimed", unclaimed
 
 
 WORDS = {
@@ -156,7 +157,8 @@ def report(spec_text: str, spec: Spec, rows: list[tuple[str, str, str, str]]) ->
     lines = [
         f"# suites --predict={spec_text}: {spec.name}, {spec.variant}, torch {spec.release[0]}.{spec.release[1]}",
         "# RUN claimed: runs, a support claim covers it here (a skip would fail it); RUN unclaimed: runs, refusals",
-        "# listed in _support/refusals.py are [unsupported]; SKIP: a collection-time gate; XFAIL: a known issue",
+        "# listed in _support/refusals.py are [unsupported], after it why no claim covers it (features.toml's",
+        "# [[features.<id>.unclaimed]]); SKIP: a collection-time gate; XFAIL: a known issue",
         "",
     ]
     for _, node, kind, why in rows:

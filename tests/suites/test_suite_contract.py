@@ -44,7 +44,8 @@ WITHOUT_SOURCE = {
     "memory",
 }
 ROW_KEYS = {
-    "title", "since", "devices", "python", "source", "sources", "claim", "apis", "notes", "scope", "groups", "claims"
+    "title", "since", "devices", "python", "source", "sources", "claim", "apis", "notes", "scope", "groups", "claims",
+    "unclaimed",
 }  # fmt: skip
 GROUP_KEYS = {"match", "since", "source", "claim"}
 GROUP_OPTIONAL = {"python"}  # the CPythons a part runs on (3.15, 3.15t)
