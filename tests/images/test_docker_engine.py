@@ -66,7 +66,7 @@ def test_a_user_outside_the_docker_group_is_told_to_join_it(request: pytest.Fixt
     home.chmod(0o755)
     request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
     site = home / "site"
-    for name in ("docker", "requests", "urllib3", "idna", "certifi", "charset_normalizer"):
+    for name in ("docker", "requests", "urllib3", "idna", "certifi", "charset_normalizer", "packaging"):
         module = importlib.import_module(name)
         source = Path(module.__file__).parent
         shutil.copytree(source, site / source.name)

@@ -10,6 +10,7 @@ import pytest
 
 from harness.matrix_json import load_matrix, validate_matrix, write_matrix
 from harness.merge.combine import merge_cell_dirs
+from harness.model import SCHEMA_VERSION
 from harness.outcomes import Outcome, Rollup, Scope
 from harness.plan import PlannedCell
 from tests.cellfactory import run_sample_cell, write_suite
@@ -194,7 +195,7 @@ def test_json_round_trip_validates(cells, tmp_path):
     loaded = load_matrix(path).to_json()
     validate_matrix(loaded)
     assert loaded == matrix.to_json(), "matrix.json holds the model, all of it"
-    assert loaded["schema_version"] == "1.3"
+    assert loaded["schema_version"] == SCHEMA_VERSION
     assert loaded["alignment"]["aligned"] is True
     tests = {t["id"]: t for t in loaded["tests"]}
     assert tests["beta/test_beta.py::test_beta_fails"]["results"]["cpu-runner-a"]["message"].startswith(
