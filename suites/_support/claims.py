@@ -28,7 +28,9 @@ FAKE_CLAIM_ENV = "COMPAT_FAKE_CLAIM"
 FAMILIES = ("cpu", "cuda", "rocm", "xpu", "mps")
 REQUIRED = ("family", "since", "source", "ops")
 UNCLAIMED_KEYS = ("tests", "why")  # [[features.<id>.unclaimed]]: both required, nothing else
-OPTIONAL = ("tests", "min_capability", "max_capability", "archs", "xpu_devices", "variants", "note", "allowed_skips")
+OPTIONAL = (
+    "tests", "min_capability", "max_capability", "archs", "xpu_devices", "variants", "note", "allowed_skips", "until",
+)  # fmt: skip
 
 
 class ClaimsError(Exception):
@@ -43,6 +45,7 @@ class Claim:
     source: str
     ops: tuple[str, ...]
     tests: tuple[str, ...] = ()
+    until: str | None = None  # the first release the claim no longer holds on (an API form it replaced)
     min_capability: tuple[int, int] | None = None
     max_capability: tuple[int, int] | None = None
     archs: tuple[str, ...] = ()
@@ -50,6 +53,9 @@ class Claim:
     variants: tuple[str, ...] = ()
     allowed_skips: tuple[str, ...] = ()  # regular expressions: the skips that say nothing against the claim
     pythons: tuple[str, ...] = ()  # the feature row's `python` keys ("3.14t"): the claim holds on those alone
+    # The row's groups as (match, python keys), in file order: a test's first matching group with `python`
+    # keys bounds the claim for that test the same way (its tests are not judged on another Python).
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def allows_skip(self, reason: str) -> bool:
         return any(re.search(pattern, reason) for pattern in self.allowed_skips)
@@ -61,10 +67,21 @@ class Claim:
             return node_id.startswith(f"{self.feature}/")
         return any(node_glob(t).fullmatch(node_id) for t in self.tests)
 
+    def holds_on_python(self, node_id: str, python: str) -> bool:
+        """False when the test's group names other Pythons than this one (an unrecorded Python: True)."""
+        from _support.expectations import node_glob
+
+        for match, keys in self.groups:
+            if node_glob(match).fullmatch(node_id):
+                return not (keys and python and python not in keys)
+        return True
+
     def covers_device(self, device: Device) -> bool:
         if device.family not in self.families:
             return False
         if device.torch and device.torch[:2] < _capability(self.since):  # a claim from a later release
+            return False
+        if self.until and device.torch and device.torch[:2] >= _capability(self.until):  # replaced since
             return False
         if self.min_capability and (device.capability is None or device.capability < self.min_capability):
             return False
@@ -90,7 +107,8 @@ class Claim:
             where += " " + "/".join(self.archs)
         if self.xpu_devices:
             where += " " + "/".join(self.xpu_devices)
-        return f"{where} since {self.since} ({self.source})"
+        span = f"since {self.since}" + (f" until {self.until}" if self.until else "")
+        return f"{where} {span} ({self.source})"
 
 
 @dataclass(frozen=True)
@@ -125,6 +143,11 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
         raise ClaimsError(f"{where}: family {raw['family']!r} must be one of {FAMILIES} or a list of them")
     if not isinstance(raw["since"], str) or not re.fullmatch(r"\d+\.\d+", raw["since"]):
         raise ClaimsError(f"{where}: since must be a release like '2.12'")
+    until = raw.get("until")
+    if until is not None and not (
+        isinstance(until, str) and re.fullmatch(r"\d+\.\d+", until) and _capability(until) > _capability(raw["since"])
+    ):
+        raise ClaimsError(f"{where}: until must be a release like '2.15', later than since")
     if not str(raw["source"]).startswith("https://"):
         raise ClaimsError(f"{where}: source must be an https:// URL")
     lists = {k: raw.get(k, []) for k in ("ops", "tests", "archs", "xpu_devices", "variants", "allowed_skips")}
@@ -154,6 +177,7 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
         source=raw["source"],
         ops=tuple(lists["ops"]),
         tests=tuple(lists["tests"]),
+        until=until,
         min_capability=_capability(cap) if cap else None,
         max_capability=_capability(top) if top else None,
         archs=tuple(lists["archs"]),
@@ -199,7 +223,11 @@ def _unclaimed(feature: str, i: int, raw: object) -> Unclaimed:
 def parse(data: dict) -> tuple[tuple[Claim, ...], tuple[Unclaimed, ...]]:
     """The claims and the declared unclaimed tests of a parsed features table (``{"<id>": row}``)."""
     claims = tuple(
-        dataclasses.replace(_claim(feature, i, raw), pythons=tuple(row.get("python", ())))
+        dataclasses.replace(
+            _claim(feature, i, raw),
+            pythons=tuple(row.get("python", ())),
+            groups=tuple((g["match"], tuple(g.get("python", ()))) for g in row.get("groups", [])),
+        )
         for feature, row in data.items()
         for i, raw in enumerate(row.get("claims", []), 1)
     )
@@ -278,7 +306,9 @@ def device() -> Device:
 def claims_for(node_id: str, dev: Device | None = None) -> list[Claim]:
     """The claims that cover this test on this device (empty: nothing claims it works here)."""
     dev = dev or device()
-    return [c for c in load() if c.covers_test(node_id) and c.covers_device(dev)]
+    return [
+        c for c in load() if c.covers_test(node_id) and c.covers_device(dev) and c.holds_on_python(node_id, dev.python)
+    ]
 
 
 def claimed_ops(node_ids: list[str], dev: Device | None = None) -> set[str]:
@@ -306,6 +336,12 @@ def feature_claimed(feature: str, dev: Device | None = None) -> bool:
 NOT_DECLARED = "NOT DECLARED in [[features.{feature}.unclaimed]]"
 
 
+def _glob_matches(match: str, node_id: str) -> bool:
+    from _support.expectations import node_glob
+
+    return bool(node_glob(match).fullmatch(node_id))
+
+
 def unclaimed_why(node_id: str, dev: Device | None = None) -> str:
     """Why no claim covers this test on this device: no claim of its feature covers the device, or the ``why`` of
     the first ``[[features.<id>.unclaimed]]`` entry matching it (``NOT_DECLARED`` when none does: the contract in
@@ -314,5 +350,10 @@ def unclaimed_why(node_id: str, dev: Device | None = None) -> str:
     feature = node_id.partition("/")[0]
     if not feature_claimed(feature, dev):
         return f"upstream claims no part of {feature} on this device"
+    here = [c for c in load() if c.covers_test(node_id) and c.covers_device(dev)]
+    other_python = [c for c in here if not c.holds_on_python(node_id, dev.python)]
+    if other_python:  # its group is judged on other interpreters: shown here, never judged
+        keys = next(k for m, k in other_python[0].groups if _glob_matches(m, node_id))
+        return f"its group is judged on Python {'/'.join(keys)} only; this is Python {dev.python}"
     found = next((u for u in load_unclaimed() if u.feature == feature and u.matches(node_id)), None)
     return found.why if found else NOT_DECLARED.format(feature=feature)

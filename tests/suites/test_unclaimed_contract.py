@@ -77,10 +77,12 @@ def offenders(claims: tuple, unclaimed: tuple, runs: dict[str, tuple[object, lis
         claimed = {c.feature for c in claims if c.covers_device(device)}
         for node in ran:
             feature = node.partition("/")[0]
-            covered = any(c.feature == feature and c.covers_test(node) and c.covers_device(device) for c in claims)
+            here = [c for c in claims if c.feature == feature and c.covers_test(node) and c.covers_device(device)]
+            covered = any(c.holds_on_python(node, device.python) for c in here)
             covered_on.setdefault(node, []).append(covered)
             declared = any(u.feature == feature and u.matches(node) for u in unclaimed)
-            if feature in claimed and not covered and not declared:
+            other_python = bool(here) and not covered  # its group is judged on other interpreters: never here
+            if feature in claimed and not covered and not declared and not other_python:
                 found.append(
                     f"suites/{node} runs unclaimed on {label} where upstream claims {feature}: cover it with a "
                     f"claim's tests or declare it under [[features.{feature}.unclaimed]] with why"
@@ -199,3 +201,30 @@ def test_predict_shows_why_a_test_runs_unclaimed() -> None:
     assert why("cuda_graph_hooks/test_cuda_graph_hooks.py::test_graph_hook_registration", xpu) == (
         "upstream claims no part of cuda_graph_hooks on this device"
     )
+
+
+def test_a_claim_ends_at_until_and_a_groups_python_bounds_it() -> None:
+    """The quickstart's 2.15 run failed two ways the backstop made visible: the 2.14 call form of precompile,
+    claimed past the release that replaced it, and a Python 3.15 group claimed on a 3.11 column. A claim's
+    `until` ends it; a test's group with `python` keys bounds its claims like the row's do."""
+    table = {
+        "precompile": {
+            "claims": [{"family": "cpu", "since": "2.14", "until": "2.15", "source": "https://x",
+                        "ops": ["torch.compiler.precompile"]}],
+        },
+        "compile_py315": {
+            "claims": [{"family": "cpu", "since": "2.15", "source": "https://x", "ops": ["torch.compile"]}],
+            "groups": [{"match": "compile_py315/test_c.py::test_runs*", "since": "2.15", "source": "https://x",
+                        "claim": "x", "python": ["3.15"]}],
+        },
+    }  # fmt: skip
+    claims, _ = S.claims.parse(table)
+    cpu = {v: S.claims.Device("cpu", None, None, "", variant="cpu", torch=(2, v, 0), python="3.11") for v in (14, 15)}
+    (pre,) = (c for c in claims if c.feature == "precompile")
+    assert pre.covers_device(cpu[14]) and not pre.covers_device(cpu[15]) and "until 2.15" in pre.label
+    (c315,) = (c for c in claims if c.feature == "compile_py315")
+    assert c315.holds_on_python("compile_py315/test_c.py::test_admitted", "3.11")
+    assert not c315.holds_on_python("compile_py315/test_c.py::test_runs", "3.11")
+    assert c315.holds_on_python("compile_py315/test_c.py::test_runs", "3.15")
+    with pytest.raises(S.claims.ClaimsError, match=r"until must be a release like '2\.15', later than since"):
+        S.claims.parse({"precompile": {"claims": [{**table["precompile"]["claims"][0], "until": "2.14"}]}})
