@@ -82,8 +82,12 @@ def group_of(item: pytest.Item, root: Path = TESTS) -> str | None:
 def dist_by_groups(config: pytest.Config) -> None:
     """`-n N` hands tests out by group (`--dist loadgroup`) unless another mode was named. Not pyproject's
     addopts: a `--dist` there makes plugins believe tests are distributed when they are not. Called in
-    the controller, after pytest-xdist made `-n N` mean `--dist load`."""
-    if getattr(config.option, "dist", "no") == "load" and not getattr(config.option, "distload", False):
+    the controller."""
+    # Before or after pytest-xdist's own hook: `-n N` with no mode named is "no" before xdist's hook and
+    # "load" after it; either way it becomes loadgroup here.
+    workers = getattr(config.option, "numprocesses", None)
+    dist = getattr(config.option, "dist", "no")
+    if workers and dist in ("no", "load") and not getattr(config.option, "distload", False):
         config.option.dist = "loadgroup"
 
 

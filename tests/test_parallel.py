@@ -103,11 +103,20 @@ def test_each_process_has_its_own_temp_folder(private_tmp: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("dist", "distload", "becomes"),
-    [("load", False, "loadgroup"), ("no", False, "no"), ("loadscope", False, "loadscope"), ("load", True, "load")],
+    ("workers", "dist", "distload", "becomes"),
+    [
+        (2, "load", False, "loadgroup"),  # after pytest-xdist's hook (pytest 9.0 calls it first)
+        (2, "no", False, "loadgroup"),  # before it (pytest 9.2)
+        (0, "no", False, "no"),
+        (None, "no", False, "no"),
+        (2, "loadscope", False, "loadscope"),
+        (2, "load", True, "load"),
+    ],
 )
-def test_n_workers_hand_out_tests_by_group_unless_told_otherwise(dist: str, distload: bool, becomes: str) -> None:
-    config = SimpleNamespace(option=SimpleNamespace(dist=dist, distload=distload))
+def test_n_workers_hand_out_tests_by_group_unless_told_otherwise(
+    workers: int | None, dist: str, distload: bool, becomes: str
+) -> None:
+    config = SimpleNamespace(option=SimpleNamespace(numprocesses=workers, dist=dist, distload=distload))
     parallel.dist_by_groups(config)  # type: ignore[arg-type]
     assert config.option.dist == becomes
 
