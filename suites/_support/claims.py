@@ -67,14 +67,16 @@ class Claim:
             return node_id.startswith(f"{self.feature}/")
         return any(node_glob(t).fullmatch(node_id) for t in self.tests)
 
-    def holds_on_python(self, node_id: str, python: str) -> bool:
-        """False when the test's group names other Pythons than this one (an unrecorded Python: True)."""
+    def group_pythons(self, node_id: str) -> tuple[str, ...]:
+        """The `python` keys of the test's first matching group (empty: no group, or one on any Python)."""
         from _support.expectations import node_glob
 
-        for match, keys in self.groups:
-            if node_glob(match).fullmatch(node_id):
-                return not (keys and python and python not in keys)
-        return True
+        return next((keys for match, keys in self.groups if node_glob(match).fullmatch(node_id)), ())
+
+    def holds_on_python(self, node_id: str, python: str) -> bool:
+        """False when the test's group names other Pythons than this one (an unrecorded Python: True)."""
+        keys = self.group_pythons(node_id)
+        return not (keys and python and python not in keys)
 
     def covers_device(self, device: Device) -> bool:
         if device.family not in self.families:
@@ -336,12 +338,6 @@ def feature_claimed(feature: str, dev: Device | None = None) -> bool:
 NOT_DECLARED = "NOT DECLARED in [[features.{feature}.unclaimed]]"
 
 
-def _glob_matches(match: str, node_id: str) -> bool:
-    from _support.expectations import node_glob
-
-    return bool(node_glob(match).fullmatch(node_id))
-
-
 def unclaimed_why(node_id: str, dev: Device | None = None) -> str:
     """Why no claim covers this test on this device: no claim of its feature covers the device, or the ``why`` of
     the first ``[[features.<id>.unclaimed]]`` entry matching it (``NOT_DECLARED`` when none does: the contract in
@@ -353,7 +349,7 @@ def unclaimed_why(node_id: str, dev: Device | None = None) -> str:
     here = [c for c in load() if c.covers_test(node_id) and c.covers_device(dev)]
     other_python = [c for c in here if not c.holds_on_python(node_id, dev.python)]
     if other_python:  # its group is judged on other interpreters: shown here, never judged
-        keys = next(k for m, k in other_python[0].groups if _glob_matches(m, node_id))
+        keys = other_python[0].group_pythons(node_id)
         return f"its group is judged on Python {'/'.join(keys)} only; this is Python {dev.python}"
     found = next((u for u in load_unclaimed() if u.feature == feature and u.matches(node_id)), None)
     return found.why if found else NOT_DECLARED.format(feature=feature)
