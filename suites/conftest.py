@@ -357,7 +357,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         result = yield
     finally:
         seen = evidence.end(recorder)
-        item.user_properties.append((evidence.PROPERTY, evidence.encode(seen, where_it_ran())))
+        required = device_type != "cpu" and _needs_device_work(found)
+        item.user_properties.append((evidence.PROPERTY, evidence.encode(seen, where_it_ran(), required)))
     if device_type != "cpu":
         silent = seen.silent_ops()
         if silent:

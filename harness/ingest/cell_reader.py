@@ -25,6 +25,7 @@ from harness.errors import InputError
 from harness.ingest import attempts as normalise
 from harness.ingest.cellformat import IMPORTED, CellReader, cell_reader
 from harness.ingest.decide import Attempt, Phase, Said, Status, decide, is_plain_pass, said_of, says_nothing_more
+from harness.ingest.device_evidence import accelerator_of, judged
 from harness.ingest.eventlog_reader import read_events
 from harness.ingest.featuremap import FeatureMap, load_feature_map
 from harness.ingest.junit_reader import junit_ends_well, junit_files, read_junit_files
@@ -295,6 +296,8 @@ def decide_cell(
     exit_signal = manifest.exit.signal if manifest.exit else None
     cell_timed_out = status is CellStatus.TIMEOUT
     cache: dict[tuple, TestResult] = {}
+    # a claimed pass there needs its evidence of device work (plain passes carry no claim: never claimed)
+    accelerator = accelerator_of(manifest.environment)
     plan, plain, tests, no_plan = gather.plan, gather.plain, gather.tests, (None, None)
     # Plain passes first, all at once (the order of a cell's tests is free: the matrix sorts
     # them); `plain` and `tests` never share an id (gather.test() moves it out of plain).
@@ -311,7 +314,7 @@ def decide_cell(
             extra.append(normalise.hard_timeout(gather.timed_out[nodeid]))
         elif test.started and not test.finished:
             extra.append(normalise.in_flight(cell_timed_out=cell_timed_out, signal=signals.get(nodeid) or exit_signal))
-        result = _result(test, extra, signals.get(nodeid), cache, plain=plain)
+        result = judged(_result(test, extra, signals.get(nodeid), cache, plain=plain), accelerator)
         test_features.append(features.of(nodeid, test.feature))
         results.append(result)
     nodeids = plain_ids + others

@@ -127,11 +127,19 @@ class Seen:
         """Claimed ops that were called and launched nothing (a host fallback inside the op, or a no-op)."""
         return sorted(op for op in self.ops_called if not self.per_op.get(op))
 
-    def to_json(self, where: str) -> dict[str, Any]:
+    def to_json(self, where: str, required: bool = False) -> dict[str, Any]:
+        """`required`: the claim names an op that computes, so the test needs kernels or replays (the harness
+        re-checks it when it reads the cell); `silent`: claimed ops called that launched nothing."""
+
         def top(found: Counter[str]) -> list[list[Any]]:
             return [[name[:NAME_CAP], count] for name, count in found.most_common(TOP)]
 
         data: dict[str, Any] = {"device": where, "kernels": top(self.kernels), "launches": sum(self.kernels.values())}
+        if required:
+            data["required"] = True
+        silent = self.silent_ops() if where != "cpu" else []  # the CPU's ops are its own work: never silent
+        if silent:
+            data["silent"] = silent[:TOP]
         if self.per_op:
             data["ops"] = {op: top(found) for op, found in sorted(self.per_op.items())}
         if self.recorded or self.replayed:
@@ -338,8 +346,8 @@ def kernels_of(fn: Any, device_type: str) -> Counter[str]:
     return Counter(recorder.checkpoint().kernels) - before
 
 
-def encode(seen: Seen, where: str) -> str:
-    return json.dumps(seen.to_json(where), separators=(",", ":"), sort_keys=True)
+def encode(seen: Seen, where: str, required: bool = False) -> str:
+    return json.dumps(seen.to_json(where, required), separators=(",", ":"), sort_keys=True)
 
 
 def summary(data: dict[str, Any]) -> str:
