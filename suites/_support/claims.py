@@ -2,8 +2,9 @@
 
 A claim names a backend family (``cpu``, ``cuda``, ``rocm``, ``xpu``), optionally the devices of that family
 it covers (``min_capability`` for NVIDIA, ``archs`` for ROCm gfx targets, ``xpu_devices`` for Intel device
-names), the release it dates from, its source, the APIs it names (``ops``, what the drills break) and,
-optionally, the tests it covers (``tests``, node-id globs; default: every test of the feature).
+names, ``machines`` for the host's CPU architecture), the release it dates from, its source, the APIs it
+names (``ops``, what the drills break) and, optionally, the tests it covers (``tests``, node-id globs; default:
+every test of the feature).
 
 On a device a claim covers, a refusal is a failure (:func:`_support.refusals.refused`), every test of the
 claim records the ``claim`` property, and ``--drill`` breaks the claim's ``ops``. ``COMPAT_FAKE_CLAIM=
@@ -18,6 +19,7 @@ import dataclasses
 import fnmatch
 import functools
 import os
+import platform
 import re
 import tomllib
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ REQUIRED = ("family", "since", "source", "ops")
 UNCLAIMED_KEYS = ("tests", "why")  # [[features.<id>.unclaimed]]: both required, nothing else
 OPTIONAL = (
     "tests", "min_capability", "max_capability", "archs", "xpu_devices", "variants", "note", "allowed_skips", "until",
+    "machines",
 )  # fmt: skip
 
 
@@ -51,6 +54,7 @@ class Claim:
     archs: tuple[str, ...] = ()
     xpu_devices: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
+    machines: tuple[str, ...] = ()  # the host's platform.machine() values the claim holds on (x86 kernels: x86_64)
     allowed_skips: tuple[str, ...] = ()  # regular expressions: the skips that say nothing against the claim
     pythons: tuple[str, ...] = ()  # the feature row's `python` keys ("3.14t"): the claim holds on those alone
     # The row's groups as (match, python keys), in file order: a test's first matching group with `python`
@@ -95,6 +99,8 @@ class Claim:
             return False  # a row of other interpreters (free-threaded builds): not in this release here
         if self.archs and not any(device.arch and device.arch.startswith(a) for a in self.archs):
             return False
+        if self.machines and device.machine and device.machine not in self.machines:
+            return False  # another CPU architecture (an aarch64 host has no x86 kernels)
         return not (self.xpu_devices and not any(fnmatch.fnmatchcase(device.name, g) for g in self.xpu_devices))
 
     @property
@@ -109,6 +115,8 @@ class Claim:
             where += " " + "/".join(self.archs)
         if self.xpu_devices:
             where += " " + "/".join(self.xpu_devices)
+        if self.machines:
+            where += " " + "/".join(self.machines)
         span = f"since {self.since}" + (f" until {self.until}" if self.until else "")
         return f"{where} {span} ({self.source})"
 
@@ -125,6 +133,7 @@ class Device:
     torch: tuple[int, ...] = ()
     fake: bool = False
     python: str = ""  # the running interpreter's key: "3.11", "3.14t" (free-threaded)
+    machine: str = ""  # the host's platform.machine() ("x86_64", "aarch64"); "" (a prediction): any
 
 
 def _capability(text: str) -> tuple[int, int]:
@@ -152,7 +161,9 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
         raise ClaimsError(f"{where}: until must be a release like '2.15', later than since")
     if not str(raw["source"]).startswith("https://"):
         raise ClaimsError(f"{where}: source must be an https:// URL")
-    lists = {k: raw.get(k, []) for k in ("ops", "tests", "archs", "xpu_devices", "variants", "allowed_skips")}
+    lists = {
+        k: raw.get(k, []) for k in ("ops", "tests", "archs", "xpu_devices", "variants", "allowed_skips", "machines")
+    }
     for key, value in lists.items():
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise ClaimsError(f"{where}: {key} must be a list of strings")
@@ -185,6 +196,7 @@ def _claim(feature: str, i: int, raw: object) -> Claim:
         archs=tuple(lists["archs"]),
         xpu_devices=tuple(lists["xpu_devices"]),
         variants=tuple(lists["variants"]),
+        machines=tuple(lists["machines"]),
         allowed_skips=tuple(lists["allowed_skips"]),
     )
 
@@ -301,7 +313,14 @@ def device() -> Device:
     devices = e.info.get("devices") or []
     name = str(devices[0].get("name") or "") if devices and e.accelerator else ""
     return Device(
-        e.device_kind, e.capability, e.arch, name, variant=e.variant, torch=e.torch_version, python=python_key()
+        e.device_kind,
+        e.capability,
+        e.arch,
+        name,
+        variant=e.variant,
+        torch=e.torch_version,
+        python=python_key(),
+        machine=platform.machine(),
     )
 
 

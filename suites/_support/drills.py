@@ -250,7 +250,13 @@ def _fallback(op: str, real: Any, device_type: str) -> Any:
         moved = _map_tensors(list(args), there)
         out = real(*moved, **_map_tensors(kwargs, there))
         if isinstance(out, torch.nn.Module):
-            return out.to(other)  # the model comes back living elsewhere
+            # the model comes back living elsewhere, and what it computes comes back through there: packed
+            # weights (a dynamically quantized Linear's) do not move with .to(), so its outputs are moved too
+            moved_model = out.to(other)
+            moved_model.register_forward_hook(
+                lambda module, inputs, result: _map_tensors(_map_tensors(result, there), back)
+            )
+            return moved_model
         if out is None and moved and isinstance(moved[0], torch.Tensor):  # in place (a collective): copied back
             with torch.no_grad():
                 args[0].copy_(back(moved[0]))
@@ -361,6 +367,21 @@ def rank_env(feature: str) -> dict[str, str]:
     return found
 
 
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE (CPython 3.10+): a C type whose attributes cannot be set
+
+
+def _patch(monkeypatch: pytest.MonkeyPatch | None, holder: Any, name: str, value: Any) -> None:
+    """``holder.name = value``; a method of an immutable C type (``torch.Stream.is_capturing``) cannot be set, so
+    the type is replaced in its module by a subclass that overrides it (new instances take the drilled method)."""
+    setter = monkeypatch.setattr if monkeypatch is not None else setattr
+    if isinstance(holder, type) and holder.__flags__ & _IMMUTABLE_TYPE:
+        module = importlib.import_module(holder.__module__)
+        sub = type(holder.__name__, (holder,), {name: value, "__module__": holder.__module__})
+        setter(module, holder.__name__, sub)
+        return
+    setter(holder, name, value)
+
+
 def install_from_env() -> list[str]:
     """In a process a test started (a distributed rank): break the ops the test's drill names, then watch the
     claimed ops run on the device (_support.ondevice), for good."""
@@ -376,7 +397,7 @@ def install_from_env() -> list[str]:
             found = split(op)
             if found is not None:
                 holder, name = found
-                setattr(holder, name, drilled(mode, op, getattr(holder, name), device_type))
+                _patch(None, holder, name, drilled(mode, op, getattr(holder, name), device_type))
                 done.append(op)
     watch = os.environ.get(WATCH_ENV, "")
     if watch:
@@ -396,6 +417,6 @@ def install(monkeypatch: pytest.MonkeyPatch, mode: str, ops: set[str], device_ty
             continue
         holder, name = found
         real = getattr(holder, name)
-        monkeypatch.setattr(holder, name, _unless_exempt(real, drilled(mode, op, real, device_type)))
+        _patch(monkeypatch, holder, name, _unless_exempt(real, drilled(mode, op, real, device_type)))
         done.append(op)
     return done

@@ -73,6 +73,7 @@ INFO_PREFIXES = (
     "torch.accelerator.reset_peak_memory_stats",
     "torch.accelerator.empty_cache",
     "torch.accelerator.random.",
+    "torch.Stream.is_capturing",  # the capture query: judged by its answer inside and outside a capture
     "torch.cuda.export_dot",
     "torch.cuda.graphs.register_",  # lifecycle hooks: judged by the callbacks they fire
     "torch.cuda.get_arch_list",

@@ -53,6 +53,14 @@ def test_every_claimed_op_of_this_torch_is_watched_and_broken_by_each_drill_of_i
         for mode in ondevice.DRILLS_BY_KIND[kind]:
             if drills.drilled(mode, op, real, "cpu") is real:
                 missed.append(f"{op}: --drill={mode} leaves it as it is")
+            with pytest.MonkeyPatch.context() as mp:  # installed where the test calls it (an immutable C type too)
+                drills.install(mp, mode, {op}, "cpu")
+                now = drills.split(op)
+                if now is None or getattr(*now) == real:
+                    missed.append(f"{op}: --drill={mode} is not installed where {op} is called")
+            after = drills.split(op)
+            if after is None or getattr(*after) != real:
+                missed.append(f"{op}: --drill={mode} is not undone after the test")
     assert present >= 40, f"only {present} claimed ops found in this torch"
     assert not missed, "\n".join(missed)
 

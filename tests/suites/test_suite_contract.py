@@ -261,6 +261,14 @@ def test_claims_cover_the_devices_they_name() -> None:
     assert not claim.covers_device(device("cuda", (12, 0), None, "", variant="cu130", torch=(2, 14, 1))), "sm_120"
     assert not claim.covers_device(device("cuda", (10, 0), None, "", variant="cu130", torch=(2, 13, 0))), "2.13"
     assert not claim.covers_device(device("rocm", None, "gfx950", "", variant="rocm7.2", torch=(2, 15))), "family"
+    x86 = CLAIMS._claim(
+        "quantization", 2, {"family": "cpu", "since": "2.0", "source": "https://x", "ops": ["torch.x"],
+                            "machines": ["x86_64", "AMD64"]},
+    )  # fmt: skip
+    assert x86.covers_device(device("cpu", None, None, "", torch=(2, 15), machine="x86_64"))
+    assert not x86.covers_device(device("cpu", None, None, "", torch=(2, 15), machine="aarch64")), "an Arm host"
+    assert x86.covers_device(device("cpu", None, None, "", torch=(2, 15))), "a prediction names no machine"
+    assert x86.label.startswith("cpu x86_64/AMD64 since 2.0")
 
 
 def skip_names(tree: ast.AST) -> set[str]:
