@@ -16,9 +16,10 @@ from harness import __version__, commands
 from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HarnessError, did_you_mean
 
 # The order verbs are listed in `harness --help`; any other module in harness/commands follows.
-VERB_ORDER = (
-    "run", "merge", "import", "report", "backends", "build", "wheelhouse",
-    "plan", "collect", "diff", "api-diff", "gate", "badge", "publish", "history", "comment", "prune", "cells",
+VERB_ORDER = (  # the loop first (run, merge, report), then what feeds it, then what publishes and guards it
+    "run", "merge", "import", "report", "doctor", "backends", "upstream", "build", "wheelhouse",
+    "plan", "collect", "attest", "submit", "trust", "diff", "api-diff", "gate", "badge", "publish", "history",
+    "comment", "prune", "cells",
 )  # fmt: skip
 
 

@@ -76,6 +76,14 @@ def test_help_lists_every_verb():
         assert verb in done.stdout
 
 
+def test_every_verb_has_its_place_in_the_help_order():
+    """A new verb is placed in cli.VERB_ORDER (the help reads as the loop), not left sorted at the end."""
+    from harness import cli
+
+    listed = [verb for verb, _ in cli.verbs()]
+    assert sorted(listed) == sorted(cli.VERB_ORDER), set(listed) ^ set(cli.VERB_ORDER)
+
+
 @pytest.mark.slow  # runs the harness CLI in a subprocess
 def test_missing_matrix_is_one_line_exit_4(tmp_path):
     assert_one_line_error(harness("report", str(tmp_path / "nope.json")), 4, "no such matrix file")
