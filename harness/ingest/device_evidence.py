@@ -21,12 +21,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Final
 
-from harness.model import EVIDENCE, TestResult
+from harness.model import DEVICE_FAMILIES, EVIDENCE, TestResult
 from harness.outcomes import GOOD, Outcome
 from harness.probe import Probe
 
 CLAIM: Final = "claim"  # the suites' property on a test their support claims cover on that device
-ACCELERATORS: Final = frozenset({"cuda", "rocm", "hip", "xpu", "mps"})
+ACCELERATORS: Final = frozenset(DEVICE_FAMILIES) - {"cpu"}
 FAKE: Final = "(fake: "  # the suites' mark on a claim a drill fakes (COMPAT_FAKE_CLAIM)
 
 
@@ -68,7 +68,8 @@ def missing_evidence(properties: Mapping[str, Any]) -> str | None:
     if silent:
         names = ", ".join(str(op) for op in silent) if isinstance(silent, list) else str(silent)
         return f"no device work seen for {names[:300]} on {device}: called, launched nothing"
-    replayed = (found.get("graphs") or {}).get("replayed") if isinstance(found.get("graphs"), Mapping) else 0
+    graphs = found.get("graphs")
+    replayed = graphs.get("replayed") if isinstance(graphs, Mapping) else 0
     if found.get("required") is True and not found.get("kernels") and not replayed:
         return f"no device work seen on {device}: no kernel launched, no graph replayed"
     return None
@@ -80,12 +81,8 @@ def judged(result: TestResult, accelerator: str | None) -> TestResult:
     if result.outcome not in GOOD or not result.properties:
         return result
     claim = result.properties.get(CLAIM)
-    if not claim:
-        return result
-    accelerator = accelerator or claimed_accelerator(str(claim))
-    if accelerator is None:
-        return result
-    why = missing_evidence(result.properties)
+    accelerator = accelerator or (claimed_accelerator(str(claim)) if claim else None)
+    why = missing_evidence(result.properties) if accelerator else None  # None too where nothing is claimed
     if why is None:
         return result
     said = f"claimed on {accelerator}, {result.outcome.value} without evidence of device work: {why}"
